@@ -1,0 +1,19 @@
+// Package conversation is mombot's per-person conversation memory: the domain
+// types, the memory policy and the rules that keep a stored history acceptable
+// to the Anthropic Messages API.
+//
+// A conversation belongs to one phone number. It is a list of turns, oldest
+// first; a turn is every message of one exchange, from the person's message
+// through the assistant's tool calls and their results to the final reply.
+// Messages are kept as Messages API JSON, byte for byte, so that block types
+// this package does not know (thinking blocks, citations, server tool blocks)
+// survive storage and a history read twice is the same bytes twice, which is
+// what the API's prompt cache needs.
+//
+// [Memory] applies the policy of the original design: a conversation expires
+// after 30 minutes without a message, keeps at most 10 turns (the oldest whole
+// turns are dropped), never stores or loads the sender "system", and replaces
+// base64 images and documents by short text placeholders. Persistence is a
+// [Store]; the stores live in sub-packages (jsonfile, sqlite, redis) and all
+// run the conformance suite in package storetest.
+package conversation

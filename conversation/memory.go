@@ -1,0 +1,220 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Defaults of the original design (data model 001, "Constants").
+const (
+	DefaultTimeout  = 1800 * time.Second
+	DefaultMaxTurns = 10
+)
+
+// SystemSender is the sender of automated messages. Its messages are never
+// stored and it never gets a history (FR-007 of the original design).
+const SystemSender = "system"
+
+// ErrInvalidPhone is returned when a phone is empty, too long or holds
+// control characters.
+var ErrInvalidPhone = errors.New("invalid phone")
+
+// Options configure a [Memory]. The zero value means the defaults.
+type Options struct {
+	// Timeout is the inactivity after which a conversation expires;
+	// 0 means DefaultTimeout.
+	Timeout time.Duration
+	// MaxTurns is the number of most recent turns kept; 0 means
+	// DefaultMaxTurns.
+	MaxTurns int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Memory is the conversation memory of the original design's contract (002):
+// History, SaveTurn and Clear, over a [Store]. It is safe for concurrent use
+// as far as its store is.
+//
+// Memory does not serialise the turns of one sender: two messages from the
+// same person that are handled at once both read the same history, and both
+// turns are saved. Callers that need turns in order (the assistant does) run
+// one message per sender at a time.
+type Memory struct {
+	store Store
+	lim   Limits
+	now   func() time.Time
+}
+
+// New returns a Memory over store. It fails if opts holds a negative timeout
+// or turn count.
+func New(store Store, opts *Options) (*Memory, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout < 0 {
+		return nil, fmt.Errorf("conversation: timeout must not be negative, got %v", o.Timeout)
+	}
+	if o.MaxTurns < 0 {
+		return nil, fmt.Errorf("conversation: max turns must not be negative, got %d", o.MaxTurns)
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.MaxTurns == 0 {
+		o.MaxTurns = DefaultMaxTurns
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, now: o.Now}, nil
+}
+
+// Limits returns the timeout and turn cap in force.
+func (m *Memory) Limits() Limits { return m.lim }
+
+// Store returns the store m uses.
+func (m *Memory) Store() Store { return m.store }
+
+// History returns phone's stored messages, every turn flattened, oldest
+// first, ready to put in front of a new user message. It returns an empty
+// slice when there is no conversation, when phone is the system sender, and
+// when the conversation has expired; an expired conversation is deleted from
+// the store before History returns.
+func (m *Memory) History(ctx context.Context, phone string) ([]Message, error) {
+	if err := CheckPhone(phone); err != nil {
+		return nil, err
+	}
+	if phone == SystemSender {
+		return []Message{}, nil
+	}
+	c, err := m.store.Load(ctx, phone)
+	if errors.Is(err, ErrNotFound) {
+		return []Message{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("conversation: history: %w", err)
+	}
+	if Expired(c.LastActive, m.now(), m.lim.Timeout) {
+		if err := m.store.Expire(ctx, phone, c.LastActive); err != nil {
+			return nil, fmt.Errorf("conversation: history: expire: %w", err)
+		}
+		return []Message{}, nil
+	}
+	// A store may hold more turns than the cap if the cap was lowered
+	// since they were saved; the oldest whole turns are not sent.
+	if len(c.Turns) > m.lim.MaxTurns {
+		c.Turns = c.Turns[len(c.Turns)-m.lim.MaxTurns:]
+	}
+	return c.Messages(), nil
+}
+
+// SaveTurn saves the messages of one turn for phone: from the person's
+// message to the final reply, tool rounds included. See [Memory.Save].
+func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message) error {
+	return m.Save(ctx, phone, Turn{Messages: messages})
+}
+
+// Save appends turn to phone's conversation and sets its last activity to
+// now. If the conversation had expired it starts anew; beyond the turn cap
+// the oldest whole turns are dropped. Base64 images and documents are
+// replaced by placeholders (see [Sanitize]). The turn is durable when Save
+// returns nil.
+//
+// A turn for the system sender is not stored, and Save returns nil. A turn
+// that would break the history (see [ValidateTurn]) is rejected with an error
+// wrapping [ErrInvalidTurn] and nothing is stored.
+func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
+	if err := CheckPhone(phone); err != nil {
+		return err
+	}
+	if phone == SystemSender {
+		return nil
+	}
+	clean := Turn{Messages: make([]Message, len(turn.Messages)), Extra: turn.Clone().Extra}
+	for i, msg := range turn.Messages {
+		s, err := Sanitize(msg)
+		if err != nil {
+			return fmt.Errorf("conversation: save turn: %w: messages.%d: %v", ErrInvalidTurn, i, err)
+		}
+		clean.Messages[i] = s
+	}
+	if err := ValidateTurn(clean.Messages); err != nil {
+		return fmt.Errorf("conversation: save turn: %w", err)
+	}
+	if err := m.store.Append(ctx, phone, clean, m.now(), m.lim); err != nil {
+		return fmt.Errorf("conversation: save turn: %w", err)
+	}
+	return nil
+}
+
+// Clear deletes phone's conversation. It returns an error wrapping
+// [ErrNotFound] if there was none, which callers that only want it gone may
+// ignore.
+func (m *Memory) Clear(ctx context.Context, phone string) error {
+	if err := CheckPhone(phone); err != nil {
+		return err
+	}
+	if err := m.store.Delete(ctx, phone); err != nil {
+		return fmt.Errorf("conversation: clear: %w", err)
+	}
+	return nil
+}
+
+// List returns a summary of every stored conversation, with Expired set by
+// the policy, without deleting anything.
+func (m *Memory) List(ctx context.Context) ([]Summary, error) {
+	sums, err := m.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: list: %w", err)
+	}
+	now := m.now()
+	for i := range sums {
+		sums[i].Expired = Expired(sums[i].LastActive, now, m.lim.Timeout)
+	}
+	return sums, nil
+}
+
+// MaxPhoneLen is the longest phone key accepted, in bytes.
+const MaxPhoneLen = 64
+
+// CheckPhone returns an error wrapping [ErrInvalidPhone] unless phone can be
+// a conversation key: 1 to MaxPhoneLen bytes of UTF-8 without control
+// characters or surrounding white space.
+func CheckPhone(phone string) error {
+	switch {
+	case phone == "":
+		return fmt.Errorf("conversation: %w: empty", ErrInvalidPhone)
+	case len(phone) > MaxPhoneLen:
+		return fmt.Errorf("conversation: %w: longer than %d bytes", ErrInvalidPhone, MaxPhoneLen)
+	case !utf8.ValidString(phone):
+		return fmt.Errorf("conversation: %w: not UTF-8", ErrInvalidPhone)
+	case strings.TrimSpace(phone) != phone:
+		return fmt.Errorf("conversation: %w: surrounding white space", ErrInvalidPhone)
+	case strings.ContainsFunc(phone, unicode.IsControl):
+		return fmt.Errorf("conversation: %w: control character", ErrInvalidPhone)
+	}
+	return nil
+}
+
+// MaskPhone returns phone with all but its last four characters hidden, for
+// logs and listings: "+14155551234" becomes "+*******1234".
+func MaskPhone(phone string) string {
+	r := []rune(phone)
+	if len(r) <= 4 {
+		return strings.Repeat("*", len(r))
+	}
+	start := 0
+	if r[0] == '+' {
+		start = 1
+	}
+	for i := start; i < len(r)-4; i++ {
+		r[i] = '*'
+	}
+	return string(r)
+}

@@ -1,0 +1,133 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ImagePlaceholder is the text that replaces a base64 image in a stored
+// message (research R4 of the original design). The image was seen by the
+// model in its own turn; what it said about it is stored, the bytes are not.
+const ImagePlaceholder = "[Image sent: photo]"
+
+// DocumentPlaceholder returns the text that replaces a base64 document of the
+// given media type in a stored message, e.g. "[Document sent: application/pdf]".
+func DocumentPlaceholder(mediaType string) string {
+	if mediaType == "" {
+		mediaType = "document"
+	}
+	return "[Document sent: " + mediaType + "]"
+}
+
+// Sanitize returns m ready for storage: its content compacted, and every
+// base64 image or document block, including those inside tool results,
+// replaced by a text block with [ImagePlaceholder] or [DocumentPlaceholder].
+// Images and documents given by URL or file id are kept. Everything else is
+// kept byte for byte.
+func Sanitize(m Message) (Message, error) {
+	content := compact(m.Content)
+	if !json.Valid(content) {
+		return Message{}, errors.New("content is not valid JSON")
+	}
+	if len(content) > 0 && content[0] == '[' {
+		out, _, err := sanitizeBlocks(content)
+		if err != nil {
+			return Message{}, err
+		}
+		content = out
+	}
+	return Message{Role: m.Role, Content: content}, nil
+}
+
+// sanitizeBlocks rewrites an array of blocks, reporting whether it changed.
+func sanitizeBlocks(content json.RawMessage) (json.RawMessage, bool, error) {
+	raws, err := rawBlocks(content)
+	if err != nil {
+		return nil, false, err
+	}
+	changed := false
+	for i, raw := range raws {
+		out, ch, err := sanitizeBlock(raw)
+		if err != nil {
+			return nil, false, fmt.Errorf("block %d: %w", i, err)
+		}
+		if ch {
+			raws[i], changed = out, true
+		}
+	}
+	if !changed {
+		return content, false, nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, r := range raws {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(r)
+	}
+	b.WriteByte(']')
+	return b.Bytes(), true, nil
+}
+
+func sanitizeBlock(raw json.RawMessage) (json.RawMessage, bool, error) {
+	blk, err := ParseBlock(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	switch blk.Type {
+	case "image":
+		if blk.Source != nil && blk.Source.Type == "base64" {
+			return TextBlock(ImagePlaceholder), true, nil
+		}
+	case "document":
+		if blk.Source != nil && blk.Source.Type == "base64" {
+			return TextBlock(DocumentPlaceholder(blk.Source.MediaType)), true, nil
+		}
+	case "tool_result":
+		if len(blk.Content) > 0 && blk.Content[0] == '[' {
+			inner, changed, err := sanitizeBlocks(blk.Content)
+			if err != nil || !changed {
+				return nil, false, err
+			}
+			out, err := replaceField(raw, "content", inner)
+			return out, err == nil, err
+		}
+	}
+	return nil, false, nil
+}
+
+// replaceField returns the JSON object obj with the value of key replaced,
+// keeping the order and bytes of every other member.
+func replaceField(obj json.RawMessage, key string, val json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for first := true; dec.More(); first = false {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		b.Write(quote(k))
+		b.WriteByte(':')
+		if k == key {
+			v = val
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

@@ -1,0 +1,135 @@
+package conversation
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ErrInvalidTurn is returned, wrapped with the reason, when a turn would make
+// a history that the Messages API rejects. See [ValidateTurn] for the rules.
+var ErrInvalidTurn = errors.New("invalid turn")
+
+// ValidateTurn reports whether msgs is a turn that can be stored: any
+// sequence of valid turns, and any suffix of it that starts at a turn, is then
+// a message list the Messages API accepts. The rules, each checked with the
+// API's own wording where it has one:
+//
+//   - the turn is not empty and starts with a user message that answers no tool call;
+//   - every role is "user" or "assistant", and no content is empty;
+//   - no text block is empty or only white space; every block has a type;
+//   - every tool_use id of an assistant message is answered by a tool_result
+//     with the same id in the very next message, which is a user message whose
+//     tool_result blocks come first;
+//   - no tool_result answers a call that the previous message did not make;
+//   - tool_use ids are unique, and the turn does not end on an unanswered call;
+//   - the JSON is valid UTF-8.
+//
+// The error wraps [ErrInvalidTurn] and names the message at fault.
+func ValidateTurn(msgs []Message) error {
+	if len(msgs) == 0 {
+		return fmt.Errorf("%w: a turn needs at least one message", ErrInvalidTurn)
+	}
+	if msgs[0].Role != RoleUser {
+		return fmt.Errorf("%w: messages.0: the first message must use the \"user\" role, not %q", ErrInvalidTurn, msgs[0].Role)
+	}
+	seen := map[string]bool{}
+	var pending []string // tool_use ids the previous message left to answer
+	for i, m := range msgs {
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("%w: messages.%d: %s", ErrInvalidTurn, i, fmt.Sprintf(format, args...))
+		}
+		if m.Role != RoleUser && m.Role != RoleAssistant {
+			return bad("role must be \"user\" or \"assistant\", not %q", m.Role)
+		}
+		if !utf8.Valid(m.Content) {
+			return bad("content is not valid UTF-8")
+		}
+		blocks, err := m.Blocks()
+		if err != nil {
+			return bad("content: %v", err)
+		}
+		if len(blocks) == 0 {
+			return bad("all messages must have non-empty content")
+		}
+		var uses, results []string
+		resultsDone := false
+		for j, b := range blocks {
+			switch b.Type {
+			case "":
+				return bad("content.%d: block type must not be empty", j)
+			case "text":
+				if !b.HasText || strings.TrimFunc(b.Text, unicode.IsSpace) == "" {
+					if m.IsString() {
+						return bad("text content blocks must contain non-whitespace text")
+					}
+					return bad("content.%d: text content blocks must contain non-whitespace text", j)
+				}
+			case "tool_use":
+				if m.Role != RoleAssistant {
+					return bad("content.%d: tool_use blocks are only allowed in assistant messages", j)
+				}
+				if b.ID == "" || b.Name == "" {
+					return bad("content.%d: tool_use needs an id and a name", j)
+				}
+				if seen[b.ID] {
+					return bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
+				}
+				seen[b.ID] = true
+				uses = append(uses, b.ID)
+			case "tool_result":
+				if m.Role != RoleUser {
+					return bad("content.%d: tool_result blocks are only allowed in user messages", j)
+				}
+				if resultsDone {
+					return bad("content.%d: tool_result blocks must come before any other content", j)
+				}
+				if !slices.Contains(pending, b.ToolUseID) || slices.Contains(results, b.ToolUseID) {
+					return bad("content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", j, b.ToolUseID)
+				}
+				results = append(results, b.ToolUseID)
+			}
+			if b.Type != "tool_result" {
+				resultsDone = true
+			}
+		}
+		if len(pending) > 0 {
+			var missing []string
+			for _, id := range pending {
+				if !slices.Contains(results, id) {
+					missing = append(missing, id)
+				}
+			}
+			if len(missing) > 0 {
+				return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+					ErrInvalidTurn, i-1, strings.Join(missing, ", "))
+			}
+		}
+		pending = uses
+	}
+	if len(pending) > 0 {
+		return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
+			ErrInvalidTurn, len(msgs)-1, strings.Join(pending, ", "))
+	}
+	return nil
+}
+
+// Repair returns the turns that pass [ValidateTurn], in order, and how many
+// were dropped. Stores call it on what they read from storage that was not
+// written through [Memory], such as a file edited by hand or written by an
+// older version. Because every kept turn is valid on its own, the history they
+// make is valid too.
+func Repair(turns []Turn) (kept []Turn, dropped int) {
+	kept = turns[:0:0]
+	for _, t := range turns {
+		if ValidateTurn(t.Messages) != nil {
+			dropped++
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, dropped
+}
