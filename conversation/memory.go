@@ -218,3 +218,24 @@ func MaskPhone(phone string) string {
 	}
 	return string(r)
 }
+
+// Sweeper is implemented by stores that can delete every conversation last
+// active at or before cutoff in one go, so that people who never come back
+// do not stay on disk for ever.
+type Sweeper interface {
+	Sweep(ctx context.Context, cutoff time.Time) (deleted int, err error)
+}
+
+// Sweep deletes every conversation that has expired by now, if the store is
+// a [Sweeper]; stores whose keys expire on their own (Redis) need not be.
+func (m *Memory) Sweep(ctx context.Context) (int, error) {
+	sw, ok := m.store.(Sweeper)
+	if !ok {
+		return 0, nil
+	}
+	n, err := sw.Sweep(ctx, m.now().Add(-m.lim.Timeout))
+	if err != nil {
+		return n, fmt.Errorf("conversation: sweep: %w", err)
+	}
+	return n, nil
+}

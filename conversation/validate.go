@@ -118,18 +118,44 @@ func ValidateTurn(msgs []Message) error {
 }
 
 // Repair returns the turns that pass [ValidateTurn], in order, and how many
-// were dropped. Stores call it on what they read from storage that was not
-// written through [Memory], such as a file edited by hand or written by an
-// older version. Because every kept turn is valid on its own, the history they
-// make is valid too.
+// were dropped. A turn that reuses a tool_use id of an earlier kept turn is
+// dropped too, since the API wants ids unique across the request. Stores call
+// it on what they read from storage that was not written through [Memory],
+// such as a file edited by hand or written by an older version. Because
+// every kept turn is valid on its own, the history they make is valid too.
 func Repair(turns []Turn) (kept []Turn, dropped int) {
 	kept = turns[:0:0]
+	ids := map[string]bool{}
 	for _, t := range turns {
-		if ValidateTurn(t.Messages) != nil {
+		if ValidateTurn(t.Messages) != nil || reusesID(t, ids) {
 			dropped++
 			continue
 		}
 		kept = append(kept, t)
 	}
 	return kept, dropped
+}
+
+// reusesID reports whether t has a tool_use id in ids, and adds t's ids to
+// ids when it has none there.
+func reusesID(t Turn, ids map[string]bool) bool {
+	var own []string
+	for _, m := range t.Messages {
+		if m.Role != RoleAssistant {
+			continue
+		}
+		blocks, _ := m.Blocks()
+		for _, b := range blocks {
+			if b.Type == "tool_use" {
+				if ids[b.ID] {
+					return true
+				}
+				own = append(own, b.ID)
+			}
+		}
+	}
+	for _, id := range own {
+		ids[id] = true
+	}
+	return false
 }
