@@ -1,0 +1,22 @@
+// Package sqlite is a [conversation.Store] on an SQLite database file, for a
+// service that holds more conversations than a JSON file should rewrite on
+// every save. It uses modernc.org/sqlite, a pure Go SQLite, so the binary
+// needs no cgo.
+//
+// Each turn is one row, keyed by phone and sequence number, so saving a turn
+// writes that turn and loading a conversation reads that phone's rows through
+// the primary key index: both cost the same at a hundred phones as at a
+// hundred thousand. A save is one BEGIN IMMEDIATE transaction that restarts
+// an expired conversation, adds the turn and drops the oldest turns beyond
+// the cap, committed with synchronous=FULL so it survives a power cut.
+//
+// The database runs in WAL mode with a busy timeout, so readers never wait
+// for a writer, and several processes may share one file: writers queue on
+// SQLite's lock instead of failing. The schema is created and upgraded by
+// migrations embedded in the binary, recorded in a schema_version table.
+// The file and its -wal and -shm companions are created with mode 0600.
+//
+// A conversation whose person never comes back would stay on disk forever;
+// [Store.Sweep] deletes every conversation inactive since a cutoff, and
+// [Options].SweepEvery runs it in the background.
+package sqlite

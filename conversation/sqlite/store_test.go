@@ -1,0 +1,167 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/sqlite"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		path := filepath.Join(t.TempDir(), "mombot.db")
+		return func() (conversation.Store, error) { return sqlite.Open(path, nil) }
+	})
+}
+
+// open opens a store on a new database in a temporary directory and closes
+// it when the test ends.
+func open(t testing.TB, opts *sqlite.Options) (*sqlite.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mombot.db")
+	s, err := sqlite.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, path
+}
+
+// rawDB opens the database file directly, as another program would.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func turn(user, reply string) conversation.Turn {
+	return conversation.Turn{Messages: storetest.TextTurn(user, reply)}
+}
+
+var lim = conversation.Limits{Timeout: conversation.DefaultTimeout, MaxTurns: conversation.DefaultMaxTurns}
+
+func TestFileModes(t *testing.T) {
+	s, path := open(t, nil)
+	if err := s.Append(context.Background(), "+14155551234", turn("hi", "hello"), time.Now(), lim); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", filepath.Base(name), got)
+		}
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	_, path := open(t, nil)
+	var mode string
+	if err := rawDB(t, path).QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Fatalf("journal_mode = %q, want wal", mode)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name string
+		path string
+		opts *sqlite.Options
+	}{
+		{"empty path", "", nil},
+		{"query in path", filepath.Join(dir, "a.db?mode=ro"), nil},
+		{"missing directory", filepath.Join(dir, "no", "such", "dir", "a.db"), nil},
+		{"negative busy timeout", filepath.Join(dir, "b.db"), &sqlite.Options{BusyTimeout: -time.Second}},
+		{"negative sweep interval", filepath.Join(dir, "c.db"), &sqlite.Options{SweepEvery: -time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := sqlite.Open(tt.path, tt.opts)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			if !strings.HasPrefix(err.Error(), "sqlite: open") {
+				t.Errorf("error %q does not start with \"sqlite: open\"", err)
+			}
+		})
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	s, _ := open(t, nil)
+	ctx := context.Background()
+	if _, err := s.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("Load: err = %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("Delete: err = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCorruptRowsRepaired(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	s, path := open(t, &sqlite.Options{Logger: log})
+	ctx := context.Background()
+	now := time.Now()
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("first", "one"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	for seq, data := range map[int]string{
+		2: `{"messages":[{"role":"assistant","content":"a reply without a question"}]}`,
+		3: `not JSON at all`,
+		4: `{"usage":{}}`,
+	} {
+		if _, err := db.Exec(`INSERT INTO turns (phone, seq, json) VALUES (?, ?, ?)`, phone, seq, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, phone, turn("second", "two"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range c.Turns {
+		got = append(got, tr.Messages[0].Text())
+	}
+	if strings.Join(got, ",") != "first,second" {
+		t.Fatalf("Load kept turns %q, want [first second]", got)
+	}
+	if err := conversation.ValidateTurn(c.Messages()); err != nil {
+		t.Fatalf("repaired history is invalid: %v", err)
+	}
+	if l := logs.String(); !strings.Contains(l, "dropped=3") || strings.Contains(l, phone) {
+		t.Fatalf("log = %q, want a warning with dropped=3 and the phone masked", l)
+	}
+}
