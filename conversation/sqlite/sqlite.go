@@ -16,7 +16,10 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-var _ conversation.Store = (*Store)(nil)
+var (
+	_ conversation.Store   = (*Store)(nil)
+	_ conversation.Sweeper = (*Store)(nil)
+)
 
 // DefaultBusyTimeout is how long a statement waits for a lock held by another
 // connection or process when [Options].BusyTimeout is zero.
