@@ -1,0 +1,22 @@
+// Package jsonfile is mombot's default conversation store: the original
+// design's data/conversations.json, kept byte-compatible with the Python
+// module that first wrote it.
+//
+// The file maps each phone to {"last_active": ..., "turns": [{"messages":
+// [...]}, ...]}. last_active is written as Python's datetime.isoformat()
+// writes a naive local time ("2026-02-24T10:35:00.123456"); both that and an
+// RFC 3339 time with an offset are read. Keys this package does not know, on
+// a conversation or on a turn, and top-level members that are not
+// conversations, are kept. The file is written with two-space indentation,
+// like json.dump(..., indent=2).
+//
+// Every change rewrites the whole file atomically (a temporary file in the
+// same folder, fsync, rename, fsync of the folder), with mode 0600, so a turn
+// acknowledged by Append survives a crash at any instant and the file is never
+// half written. The whole-file rewrite is the original's choice for one
+// family: its cost grows with the file, and past [DefaultWarnSize] every save
+// logs a warning to move to the sqlite store.
+//
+// The file lock relies on flock(2); the package supports Linux and other Unix
+// systems.
+package jsonfile

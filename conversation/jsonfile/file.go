@@ -1,0 +1,145 @@
+package jsonfile
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// stamp identifies one version of the file. Every write renames a new file
+// over the old one, so the inode changes with each version; size and the
+// change time guard against a reused inode number.
+type stamp struct {
+	exists bool
+	ino    uint64
+	dev    uint64
+	size   int64
+	mtime  int64
+	ctime  int64
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	st := stamp{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		st.ino, st.dev = uint64(sys.Ino), uint64(sys.Dev)
+		st.ctime = sys.Ctim.Sec*1e9 + sys.Ctim.Nsec
+	}
+	return st
+}
+
+// statPath returns the stamp of the file at path; a missing file has the
+// zero stamp.
+func statPath(path string) (stamp, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return stamp{}, nil
+	}
+	if err != nil {
+		return stamp{}, err
+	}
+	return stampOf(fi), nil
+}
+
+// readFile returns the file's bytes and the stamp of exactly those bytes.
+func readFile(path string) ([]byte, stamp, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, stamp{}, nil
+	}
+	if err != nil {
+		return nil, stamp{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, stamp{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, stamp{}, errors.New(path + " is not a regular file")
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, stamp{}, err
+	}
+	return data, stampOf(fi), nil
+}
+
+// writeFile replaces the file at path with data so that a crash at any
+// instant leaves either the old or the new file, whole: the data goes to a
+// temporary file in the same folder, is synced, renamed over path, and the
+// folder is synced so the rename itself is durable. It returns the stamp of
+// the new file.
+func writeFile(path string, data []byte) (stamp, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, tempPrefix(base)+"*") // mode 0600
+	if err != nil {
+		return stamp{}, err
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return stamp{}, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return stamp{}, err
+	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return stamp{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return stamp{}, err
+	}
+	if err := os.Rename(tmpName, path); err != nil {
+		return stamp{}, err
+	}
+	ok = true
+	if err := syncDir(dir); err != nil {
+		return stamp{}, err
+	}
+	// The rename changed the ctime; stat again by path for the stamp that
+	// readers will see, falling back to what the temporary file had.
+	if st, err := statPath(path); err == nil && st.ino == stampOf(fi).ino {
+		return st, nil
+	}
+	return stampOf(fi), nil
+}
+
+func tempPrefix(base string) string { return "." + base + ".tmp-" }
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// lockFile takes an exclusive advisory lock (flock) on f, waiting for it.
+// It orders writers of different processes; within a process the store's
+// mutex does.
+func lockFile(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+func unlockFile(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+}

@@ -1,0 +1,237 @@
+package jsonfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// entry is one top-level member of the file.
+type entry struct {
+	// raw is set for a member that is not a conversation object; it is
+	// written back unchanged and never served.
+	raw json.RawMessage
+
+	lastActive time.Time
+	turns      []conversation.Turn
+	extra      map[string]json.RawMessage // other keys of the conversation object
+
+	// enc is the member's value as it is written in the file (indented),
+	// computed once per change so a save encodes only what changed.
+	enc []byte
+}
+
+// state is the file's content, in file order.
+type state struct {
+	order   []string
+	entries map[string]*entry
+}
+
+func newState() *state { return &state{entries: map[string]*entry{}} }
+
+// clone returns a copy of s that can be changed without touching s; the
+// entries themselves are shared and must be replaced, not mutated.
+func (s *state) clone() *state {
+	return &state{order: slices.Clone(s.order), entries: maps.Clone(s.entries)}
+}
+
+func (s *state) put(phone string, e *entry) {
+	if _, ok := s.entries[phone]; !ok {
+		s.order = append(s.order, phone)
+	}
+	s.entries[phone] = e
+}
+
+func (s *state) remove(phone string) {
+	if _, ok := s.entries[phone]; !ok {
+		return
+	}
+	delete(s.entries, phone)
+	s.order = slices.DeleteFunc(s.order, func(p string) bool { return p == phone })
+}
+
+// loadReport counts what parsing had to leave out.
+type loadReport struct {
+	droppedTurns  int // turns that were malformed or invalid for the API
+	phones        int // conversations that lost turns
+	badTimes      int // last_active values that could not be read
+	systemEntries int // conversations stored for the system sender
+}
+
+// errNotObject marks a file whose top level is not a JSON object.
+var errNotObject = errors.New("the file is not a JSON object")
+
+// parse reads a conversations file. Empty input (or only white space) is an
+// empty store. Members that are not conversation objects are kept as they
+// are; turns that are malformed or that the Messages API would reject are
+// dropped and counted.
+func parse(data []byte, loc *time.Location) (*state, loadReport, error) {
+	var rep loadReport
+	st := newState()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return st, rep, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, rep, errNotObject
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, rep, err
+		}
+		phone := tok.(string) // object keys are always strings
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, rep, err
+		}
+		if phone == conversation.SystemSender {
+			rep.systemEntries++
+			continue
+		}
+		e := parseEntry(raw, loc, &rep)
+		if err := e.encode(loc); err != nil {
+			return nil, rep, err
+		}
+		st.put(phone, e)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, rep, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, rep, errors.New("data after the top-level object")
+	}
+	return st, rep, nil
+}
+
+func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry {
+	var obj map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
+		return &entry{raw: compactCopy(raw)}
+	}
+	e := &entry{}
+	var ts string
+	if v, ok := obj["last_active"]; !ok || json.Unmarshal(v, &ts) != nil {
+		rep.badTimes++ // zero time: expired, so removed on first access
+	} else if t, err := parseTime(ts, loc); err != nil {
+		rep.badTimes++
+	} else {
+		e.lastActive = t
+	}
+	var rawTurns []json.RawMessage
+	if v, ok := obj["turns"]; ok && json.Unmarshal(v, &rawTurns) != nil {
+		rep.droppedTurns++
+		rep.phones++
+	}
+	turns := make([]conversation.Turn, 0, len(rawTurns))
+	dropped := 0
+	for _, rt := range rawTurns {
+		var t conversation.Turn
+		if err := json.Unmarshal(rt, &t); err != nil {
+			dropped++
+			continue
+		}
+		turns = append(turns, t)
+	}
+	turns, invalid := conversation.Repair(turns)
+	dropped += invalid
+	if dropped > 0 {
+		rep.droppedTurns += dropped
+		rep.phones++
+	}
+	e.turns = turns
+	delete(obj, "last_active")
+	delete(obj, "turns")
+	if len(obj) > 0 {
+		e.extra = make(map[string]json.RawMessage, len(obj))
+		for k, v := range obj {
+			e.extra[k] = compactCopy(v)
+		}
+	}
+	return e
+}
+
+func compactCopy(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return bytes.Clone(raw)
+	}
+	return b.Bytes()
+}
+
+// encode sets e.enc: the member's value indented as it sits in the file,
+// two levels deep, the way Python's json.dump(indent=2) lays it out.
+func (e *entry) encode(loc *time.Location) error {
+	var c bytes.Buffer
+	if e.raw != nil {
+		c.Write(e.raw)
+	} else {
+		c.WriteString(`{"last_active":`)
+		c.Write(quote(formatTime(e.lastActive, loc)))
+		c.WriteString(`,"turns":[`)
+		for i, t := range e.turns {
+			if i > 0 {
+				c.WriteByte(',')
+			}
+			b, err := t.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			c.Write(b)
+		}
+		c.WriteByte(']')
+		for _, k := range slices.Sorted(maps.Keys(e.extra)) {
+			c.WriteByte(',')
+			c.Write(quote(k))
+			c.WriteByte(':')
+			c.Write(e.extra[k])
+		}
+		c.WriteByte('}')
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, c.Bytes(), "  ", "  "); err != nil {
+		return fmt.Errorf("encode conversation: %w", err)
+	}
+	e.enc = out.Bytes()
+	return nil
+}
+
+// render returns the whole file for st.
+func render(st *state) []byte {
+	n := 4
+	for _, p := range st.order {
+		n += len(p) + len(st.entries[p].enc) + 8
+	}
+	var b bytes.Buffer
+	b.Grow(n)
+	if len(st.order) == 0 {
+		b.WriteString("{}\n")
+		return b.Bytes()
+	}
+	b.WriteString("{\n")
+	for i, p := range st.order {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		b.WriteString("  ")
+		b.Write(quote(p))
+		b.WriteString(": ")
+		b.Write(st.entries[p].enc)
+	}
+	b.WriteString("\n}\n")
+	return b.Bytes()
+}
+
+func quote(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}

@@ -1,0 +1,380 @@
+package jsonfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+var (
+	_ conversation.Store   = (*Store)(nil)
+	_ conversation.Sweeper = (*Store)(nil)
+)
+
+// ErrClosed is returned by every method of a closed store.
+var ErrClosed = errors.New("jsonfile: store is closed")
+
+// DefaultWarnSize is the file size above which a save logs a warning that it
+// is time for another store: at about this size a save rewrites enough bytes
+// to take tens of milliseconds (see docs/benchmarks.md).
+const DefaultWarnSize = 8 << 20
+
+// DockerDataDir is the data folder of the original's container image; where
+// it exists, [DefaultPath] puts the file there.
+const DockerDataDir = "/app/data"
+
+// DefaultPath returns the original design's file path:
+// /app/data/conversations.json where /app/data exists, else
+// data/conversations.json relative to the working folder.
+func DefaultPath() string {
+	if fi, err := os.Stat(DockerDataDir); err == nil && fi.IsDir() {
+		return filepath.Join(DockerDataDir, "conversations.json")
+	}
+	return filepath.Join("data", "conversations.json")
+}
+
+// Options configure a [Store]. The zero value means the defaults.
+type Options struct {
+	// Logger receives repairs, corrupt files and size warnings; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// WarnSize is the file size in bytes past which saves log a warning;
+	// 0 means DefaultWarnSize, negative never warns.
+	WarnSize int64
+	// Location is the zone of the naive last_active times in the file;
+	// nil means time.Local, as the original's datetime.now() used.
+	Location *time.Location
+}
+
+// Store is the conversations.json store of the original design. It keeps
+// the whole file in memory and rewrites it atomically on every change.
+//
+// A Store is safe for concurrent use by many goroutines, and several
+// processes may open the same file: changes are ordered by a lock file next
+// to it (path + ".lock"), and each operation first checks, with one stat,
+// whether another process has written the file since, and reads it again if
+// so. Reads do no other file I/O.
+type Store struct {
+	path   string
+	loc    *time.Location
+	log    *slog.Logger
+	warnAt int64
+
+	mu     sync.Mutex // guards everything below and orders this process's writers
+	lock   *os.File   // the lock file, held open; flock orders processes
+	st     *state     // never mutated in place: replaced on change
+	stamp  stamp      // the version of the file st was read from or written as
+	warned bool
+	closed bool
+}
+
+// Open opens the store at path, creating its folder (mode 0700) if needed.
+// A file that does not parse is moved aside to path + ".corrupt-<time>" with
+// an error in the log, and the store starts empty; it is never overwritten.
+// Turns that the Messages API would reject (a file edited by hand or written
+// by an older version) are dropped with a warning giving their count.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.WarnSize == 0 {
+		o.WarnSize = DefaultWarnSize
+	}
+	if path == "" {
+		return nil, errors.New("jsonfile: open: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("jsonfile: open: %w", err)
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: open: %w", err)
+	}
+	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState()}
+	if err := s.withFileLock(func() error {
+		s.removeTemps()
+		return s.refresh(true)
+	}); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("jsonfile: open: %w", err)
+	}
+	return s, nil
+}
+
+// Path returns the file's path.
+func (s *Store) Path() string { return s.path }
+
+// withFileLock runs fn holding the lock file.
+func (s *Store) withFileLock(fn func() error) error {
+	if err := lockFile(s.lock); err != nil {
+		return fmt.Errorf("lock %s: %w", s.lock.Name(), err)
+	}
+	defer unlockFile(s.lock)
+	return fn()
+}
+
+// removeTemps deletes temporary files that a writer killed mid-save left
+// behind. The caller holds the file lock, so no writer is using one.
+func (s *Store) removeTemps() {
+	dir, base := filepath.Split(s.path)
+	if dir == "" {
+		dir = "."
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, tempPrefix(base)+"*"))
+	for _, n := range names {
+		os.Remove(n)
+	}
+}
+
+// refresh reads the file again if it changed since s.st was read or
+// written. s.mu is held.
+func (s *Store) refresh(startup bool) error {
+	cur, err := statPath(s.path)
+	if err != nil {
+		return fmt.Errorf("stat: %w", err)
+	}
+	if cur == s.stamp && !startup {
+		return nil
+	}
+	data, st, err := readFile(s.path)
+	if err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	parsed, rep, err := parse(data, s.loc)
+	if err != nil {
+		aside := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
+		if rerr := os.Rename(s.path, aside); rerr != nil {
+			return fmt.Errorf("%s does not parse (%v) and cannot be moved aside: %w", s.path, err, rerr)
+		}
+		s.log.Error("conversations file does not parse; moved it aside and kept it, starting from what is known",
+			"path", s.path, "moved_to", aside, "err", err)
+		// Nothing is at s.path now; what is in memory is written by the
+		// next save.
+		s.stamp = stamp{}
+		if startup {
+			s.st = newState()
+		}
+		return nil
+	}
+	s.st, s.stamp = parsed, st
+	if rep.droppedTurns > 0 {
+		s.log.Warn("conversations file held turns the Messages API would reject; dropped them",
+			"path", s.path, "dropped_turns", rep.droppedTurns, "conversations", rep.phones)
+	}
+	if rep.badTimes > 0 {
+		s.log.Warn("conversations file held unreadable last_active times; those conversations count as expired",
+			"path", s.path, "conversations", rep.badTimes)
+	}
+	if rep.systemEntries > 0 {
+		s.log.Warn(`conversations file held a conversation for the "system" sender; it is not loaded`, "path", s.path)
+	}
+	return nil
+}
+
+// read runs fn on the current state, fresh from the file if another
+// process changed it.
+func (s *Store) read(ctx context.Context, fn func(*state) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.refresh(false); err != nil {
+		return err
+	}
+	return fn(s.st)
+}
+
+// errUnchanged tells update that fn changed nothing and nothing is written.
+var errUnchanged = errors.New("unchanged")
+
+// update applies fn to a copy of the current state under both locks and
+// writes the result. The in-memory state changes only if the write
+// succeeded, so memory never holds what the file does not.
+func (s *Store) update(ctx context.Context, fn func(*state) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.withFileLock(func() error {
+		if err := s.refresh(false); err != nil {
+			return err
+		}
+		next := s.st.clone()
+		if err := fn(next); err != nil {
+			if errors.Is(err, errUnchanged) {
+				return nil
+			}
+			return err
+		}
+		data := render(next)
+		st, err := writeFile(s.path, data)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", s.path, err)
+		}
+		s.st, s.stamp = next, st
+		s.checkSize(int64(len(data)), len(next.order))
+		return nil
+	})
+}
+
+func (s *Store) checkSize(size int64, phones int) {
+	if s.warnAt < 0 {
+		return
+	}
+	if size > s.warnAt && !s.warned {
+		s.log.Warn("conversations file is large: every save rewrites it whole; switch to the sqlite store (mombot history migrate)",
+			"path", s.path, "bytes", size, "conversations", phones, "warn_size", s.warnAt)
+	}
+	s.warned = size > s.warnAt
+}
+
+// Load implements [conversation.Store].
+func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
+	var c conversation.Conversation
+	err := s.read(ctx, func(st *state) error {
+		e, ok := st.entries[phone]
+		if !ok || e.raw != nil {
+			return conversation.ErrNotFound
+		}
+		c = conversation.Conversation{Phone: phone, LastActive: e.lastActive, Turns: make([]conversation.Turn, len(e.turns))}
+		for i, t := range e.turns {
+			c.Turns[i] = t.Clone()
+		}
+		return nil
+	})
+	if err != nil {
+		return conversation.Conversation{}, fmt.Errorf("jsonfile: load: %w", err)
+	}
+	return c, nil
+}
+
+// Append implements [conversation.Store].
+func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
+	now = now.Truncate(time.Microsecond) // the file's precision
+	err := s.update(ctx, func(st *state) error {
+		e := &entry{lastActive: now}
+		if old, ok := st.entries[phone]; ok && old.raw == nil {
+			e.extra = old.extra
+			e.turns = conversation.AppendTurn(old.turns, old.lastActive, turn.Clone(), now, lim)
+		} else {
+			e.turns = []conversation.Turn{turn.Clone()}
+		}
+		if err := e.encode(s.loc); err != nil {
+			return err
+		}
+		st.put(phone, e)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("jsonfile: append: %w", err)
+	}
+	return nil
+}
+
+// Delete implements [conversation.Store].
+func (s *Store) Delete(ctx context.Context, phone string) error {
+	err := s.update(ctx, func(st *state) error {
+		if e, ok := st.entries[phone]; !ok || e.raw != nil {
+			return conversation.ErrNotFound
+		}
+		st.remove(phone)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("jsonfile: delete: %w", err)
+	}
+	return nil
+}
+
+// Expire implements [conversation.Store].
+func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
+	err := s.update(ctx, func(st *state) error {
+		e, ok := st.entries[phone]
+		if !ok || e.raw != nil || e.lastActive.After(cutoff) {
+			return errUnchanged
+		}
+		st.remove(phone)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("jsonfile: expire: %w", err)
+	}
+	return nil
+}
+
+// Sweep implements [conversation.Sweeper]: it deletes, in one write, every
+// conversation last active at or before cutoff.
+func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := s.update(ctx, func(st *state) error {
+		n = 0
+		for _, p := range slices.Clone(st.order) {
+			if e := st.entries[p]; e.raw == nil && !e.lastActive.After(cutoff) {
+				st.remove(p)
+				n++
+			}
+		}
+		if n == 0 {
+			return errUnchanged
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("jsonfile: sweep: %w", err)
+	}
+	return n, nil
+}
+
+// List implements [conversation.Store].
+func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
+	var out []conversation.Summary
+	err := s.read(ctx, func(st *state) error {
+		out = make([]conversation.Summary, 0, len(st.order))
+		for _, p := range st.order {
+			if e := st.entries[p]; e.raw == nil {
+				out = append(out, conversation.Summary{Phone: p, LastActive: e.lastActive, Turns: len(e.turns)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: list: %w", err)
+	}
+	slices.SortFunc(out, func(a, b conversation.Summary) int { return strings.Compare(a.Phone, b.Phone) })
+	return out, nil
+}
+
+// Close implements [conversation.Store]. Every change is already on disk.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.lock.Close()
+}

@@ -1,0 +1,439 @@
+package jsonfile_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+var ctx = context.Background()
+
+// quiet is a logger for tests that do not look at the log.
+var quiet = slog.New(slog.DiscardHandler)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		path := filepath.Join(t.TempDir(), "data", "conversations.json")
+		return func() (conversation.Store, error) { return jsonfile.Open(path, &jsonfile.Options{Logger: quiet}) }
+	})
+}
+
+// logBuffer returns a logger writing text lines to the returned buffer.
+func logBuffer() (*slog.Logger, *bytes.Buffer) {
+	var b bytes.Buffer
+	return slog.New(slog.NewTextHandler(&b, nil)), &b
+}
+
+// open opens the store at path with a memory whose clock reads at.
+func open(t *testing.T, path string, at time.Time, opts *jsonfile.Options) (*jsonfile.Store, *conversation.Memory) {
+	t.Helper()
+	if opts == nil {
+		opts = &jsonfile.Options{Logger: quiet}
+	}
+	s, err := jsonfile.Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	m, err := conversation.New(s, &conversation.Options{Now: func() time.Time { return at }, MaxTurns: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, m
+}
+
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReadsWhatPythonWrote(t *testing.T) {
+	path := copyFixture(t, "python_written.json")
+	at := time.Date(2026, 2, 24, 10, 40, 0, 0, time.Local)
+	_, mem := open(t, path, at, nil)
+	h, err := mem.History(ctx, "+14155551234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 6 {
+		t.Fatalf("got %d messages, want 6", len(h))
+	}
+	// Python's \u escapes are kept as written: the bytes do not change.
+	if got, want := string(h[2].Content), `[{"type":"tool_result","tool_use_id":"toolu_01A","content":"Found 5 recipes: 1. Lemon chicken \u00e0 la <grecque>"}]`; got != want {
+		t.Fatalf("tool result bytes:\ngot  %s\nwant %s", got, want)
+	}
+	if got := h[5].Text(); got != "That looks like Salt Fat Acid Heat." {
+		t.Fatalf("last message text = %q", got)
+	}
+	// 09:15 is more than 30 minutes before 10:40: expired.
+	if h, _ := mem.History(ctx, "+14155555678"); len(h) != 0 {
+		t.Fatalf("expired conversation returned %d messages", len(h))
+	}
+
+	// Saving keeps the keys this package does not know.
+	if err := mem.SaveTurn(ctx, "+14155551234", storetest.TextTurn("thanks", "you're welcome")); err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]struct {
+		LastActive string            `json:"last_active"`
+		Nickname   string            `json:"nickname"`
+		Turns      []json.RawMessage `json:"turns"`
+	}
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	erin := file["+14155551234"]
+	if erin.Nickname != "Erin" || erin.LastActive != "2026-02-24T10:40:00" || len(erin.Turns) != 3 {
+		t.Fatalf("after a save: nickname %q, last_active %q, %d turns", erin.Nickname, erin.LastActive, len(erin.Turns))
+	}
+	if !bytes.Contains(erin.Turns[1], []byte(`"note": "kept"`)) {
+		t.Fatalf("the turn's extra key was dropped: %s", erin.Turns[1])
+	}
+	if _, ok := file["+14155555678"]; ok {
+		t.Fatal("the conversation that expired on access is still in the file")
+	}
+}
+
+// TestPythonReadsWhatWeWrote runs the original module's reading logic on a
+// file this package wrote.
+func TestPythonReadsWhatWeWrote(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed; the format is still checked by TestReadsWhatPythonWrote")
+	}
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	at := time.Date(2026, 2, 24, 10, 35, 0, 123456000, time.Local)
+	_, mem := open(t, path, at, nil)
+	if err := mem.SaveTurn(ctx, "+14155551234", storetest.ToolTurn("find <chicken> é", "toolu_1", "found", "here")); err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import json, sys, datetime
+data = json.load(open(sys.argv[1]))
+conv = data["+14155551234"]
+last = datetime.datetime.fromisoformat(conv["last_active"])
+assert last.tzinfo is None, "last_active must be naive"
+assert last == datetime.datetime(2026, 2, 24, 10, 35, 0, 123456), last
+msgs = [m for t in conv["turns"] for m in t["messages"]]
+assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant"]
+assert msgs[0]["content"] == "find <chicken> é", msgs[0]["content"]
+assert msgs[1]["content"][1]["type"] == "tool_use"
+print("ok")
+`
+	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("python could not read our file: %v\n%s", err, out)
+	}
+}
+
+func TestLastActiveFormats(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{"2026-02-24T10:35:00.123456", time.Date(2026, 2, 24, 10, 35, 0, 123456000, time.Local)},
+		{"2026-02-24T10:35:00", time.Date(2026, 2, 24, 10, 35, 0, 0, time.Local)},
+		{"2026-02-24 10:35:00.5", time.Date(2026, 2, 24, 10, 35, 0, 500000000, time.Local)},
+		{"2026-02-24T10:35:00Z", time.Date(2026, 2, 24, 10, 35, 0, 0, time.UTC)},
+		{"2026-02-24T10:35:00.25+02:00", time.Date(2026, 2, 24, 8, 35, 0, 250000000, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			doc := fmt.Sprintf(`{"+1": {"last_active": %q, "turns": [{"messages": [{"role": "user", "content": "hi"}]}]}}`, tt.in)
+			path := filepath.Join(t.TempDir(), "c.json")
+			os.WriteFile(path, []byte(doc), 0o600)
+			s, _ := open(t, path, time.Now(), nil)
+			c, err := s.Load(ctx, "+1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.LastActive.Equal(tt.want) {
+				t.Fatalf("last active = %v, want %v", c.LastActive, tt.want)
+			}
+		})
+	}
+}
+
+func TestCorruptFileIsMovedAside(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	junk := []byte(`{"+1": {"last_active": "2026-02-24T10:35:00", "turns": [`)
+	os.WriteFile(path, junk, 0o600)
+	log, buf := logBuffer()
+	_, mem := open(t, path, time.Now(), &jsonfile.Options{Logger: log})
+	if !strings.Contains(buf.String(), "level=ERROR") || !strings.Contains(buf.String(), "moved_to=") {
+		t.Fatalf("no loud log line for a corrupt file:\n%s", buf)
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("corrupt file not moved aside: %v", aside)
+	}
+	if got, _ := os.ReadFile(aside[0]); !bytes.Equal(got, junk) {
+		t.Fatal("the moved-aside file is not the original")
+	}
+	if h, _ := mem.History(ctx, "+1"); len(h) != 0 {
+		t.Fatal("a corrupt file's content was served")
+	}
+	if err := mem.SaveTurn(ctx, "+2", storetest.TextTurn("hi", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(aside[0]); !bytes.Equal(got, junk) {
+		t.Fatal("a save overwrote the moved-aside file")
+	}
+}
+
+func TestEmptyFileIsAnEmptyStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	os.WriteFile(path, []byte("  \n"), 0o600)
+	s, _ := open(t, path, time.Now(), nil)
+	if l, err := s.List(ctx); err != nil || len(l) != 0 {
+		t.Fatalf("List = %v, %v", l, err)
+	}
+	if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 0 {
+		t.Fatal("an empty file was treated as corrupt")
+	}
+}
+
+func TestInvalidTurnsAreRepairedOnLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	doc := `{
+  "+1": {"last_active": "2026-02-24T10:35:00", "turns": [
+    {"messages": [{"role": "user", "content": "valid"}, {"role": "assistant", "content": [{"type": "text", "text": "yes"}]}]},
+    {"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "orphan"}]}]},
+    {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}]}]},
+    {"no messages": true},
+    {"messages": [{"role": "user", "content": ""}]},
+    {"messages": [{"role": "user", "content": "also valid"}]}
+  ]},
+  "system": {"last_active": "2026-02-24T10:35:00", "turns": [{"messages": [{"role": "user", "content": "digest"}]}]},
+  "_meta": [1, 2, 3]
+}`
+	os.WriteFile(path, []byte(doc), 0o600)
+	log, buf := logBuffer()
+	_, mem := open(t, path, time.Date(2026, 2, 24, 10, 40, 0, 0, time.Local), &jsonfile.Options{Logger: log})
+	h, err := mem.History(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 3 || h[0].Text() != "valid" || h[2].Text() != "also valid" {
+		t.Fatalf("repaired history = %d messages %v", len(h), h)
+	}
+	if err := conversation.ValidateTurn(h); err != nil {
+		t.Fatalf("repaired history is not valid: %v", err)
+	}
+	if !strings.Contains(buf.String(), "dropped_turns=4") {
+		t.Fatalf("repair not logged with its count:\n%s", buf)
+	}
+	if h, _ := mem.History(ctx, "system"); len(h) != 0 {
+		t.Fatal("the system sender's conversation was loaded")
+	}
+	// A member that is not a conversation is kept through a save.
+	if err := mem.SaveTurn(ctx, "+2", storetest.TextTurn("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	var file map[string]json.RawMessage
+	json.Unmarshal(data, &file)
+	if _, ok := file["_meta"]; !ok {
+		t.Fatalf("the _meta member was dropped:\n%s", data)
+	}
+	if _, ok := file["system"]; ok {
+		t.Fatal("the system sender's conversation was written back")
+	}
+}
+
+func TestFileModeAndNoTempLeft(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	os.WriteFile(path, []byte("{}"), 0o644) // as the original left it
+	_, mem := open(t, path, time.Now(), nil)
+	if err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("file mode = %v, want 0600", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestWriteErrorIsReturnedAndChangesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "conversations.json")
+	s, mem := open(t, path, time.Now(), nil)
+	first := storetest.TextTurn("first", "one")
+	if err := mem.SaveTurn(ctx, "+1", first); err != nil {
+		t.Fatal(err)
+	}
+	// The folder vanishes (an unmounted volume): the next save cannot write.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("second", "two"))
+	if err == nil {
+		t.Fatal("a save that could not be written returned nil")
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("err = %v, want the file system's error wrapped", err)
+	}
+	// The store treats the vanished file as emptied; it must not claim the
+	// unsaved turn.
+	if h, _ := mem.History(ctx, "+1"); len(h) == 4 {
+		t.Fatal("the turn that failed to save is served as if saved")
+	}
+	s.Close()
+	if _, err := s.List(ctx); !errors.Is(err, jsonfile.ErrClosed) {
+		t.Fatalf("List after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestReadOnlyFolder(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into read-only folders; TestWriteErrorIsReturnedAndChangesNothing covers write errors")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	_, mem := open(t, path, time.Now(), nil)
+	os.Chmod(dir, 0o500)
+	defer os.Chmod(dir, 0o700)
+	if err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("a", "b")); !errors.Is(err, fs.ErrPermission) {
+		t.Fatalf("save into a read-only folder: err = %v, want permission denied", err)
+	}
+	if h, _ := mem.History(ctx, "+1"); len(h) != 0 {
+		t.Fatal("a failed save changed the memory")
+	}
+}
+
+// TestTwoStoresOnOneFile shows what a CLI command and the server see of each
+// other's changes: each store has its own lock descriptor, as two processes do.
+func TestTwoStoresOnOneFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	now := time.Now()
+	_, server := open(t, path, now, nil)
+	_, cli := open(t, path, now, nil)
+	if err := server.SaveTurn(ctx, "+1", storetest.TextTurn("hi", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := cli.History(ctx, "+1"); len(h) != 2 {
+		t.Fatalf("the second store sees %d messages, want 2", len(h))
+	}
+	if err := cli.Clear(ctx, "+1"); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := server.History(ctx, "+1"); len(h) != 0 {
+		t.Fatal("the server still serves a conversation the CLI cleared")
+	}
+	if err := server.SaveTurn(ctx, "+2", storetest.TextTurn("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.SaveTurn(ctx, "+3", storetest.TextTurn("c", "d")); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*conversation.Memory{server, cli} {
+		if l, _ := m.List(ctx); len(l) != 2 {
+			t.Fatalf("a store lists %d conversations, want 2: an update was lost", len(l))
+		}
+	}
+}
+
+func TestSizeWarning(t *testing.T) {
+	log, buf := logBuffer()
+	_, mem := open(t, filepath.Join(t.TempDir(), "c.json"), time.Now(), &jsonfile.Options{Logger: log, WarnSize: 700})
+	mem.SaveTurn(ctx, "+1", storetest.TextTurn("a", "b"))
+	if strings.Contains(buf.String(), "large") {
+		t.Fatal("warned below the size")
+	}
+	for i := range 5 {
+		mem.SaveTurn(ctx, "+1", storetest.TextTurn(fmt.Sprint("more text ", i), "b"))
+	}
+	if n := strings.Count(buf.String(), "conversations file is large"); n != 1 {
+		t.Fatalf("warned %d times, want once:\n%s", n, buf)
+	}
+}
+
+func TestSweep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.json")
+	clock := storetest.NewClock(storetest.Start)
+	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, _ := conversation.New(s, &conversation.Options{Now: clock.Now})
+	mem.SaveTurn(ctx, "+1", storetest.TextTurn("a", "b"))
+	clock.Advance(20 * time.Minute)
+	mem.SaveTurn(ctx, "+2", storetest.TextTurn("a", "b"))
+	clock.Advance(20 * time.Minute)
+	n, err := mem.Sweep(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want 1 deleted", n, err)
+	}
+	l, _ := s.List(ctx)
+	if len(l) != 1 || l[0].Phone != "+2" {
+		t.Fatalf("after the sweep: %v", l)
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	want := filepath.Join("data", "conversations.json")
+	if fi, err := os.Stat(jsonfile.DockerDataDir); err == nil && fi.IsDir() {
+		want = filepath.Join(jsonfile.DockerDataDir, "conversations.json")
+	}
+	if got := jsonfile.DefaultPath(); got != want {
+		t.Fatalf("DefaultPath() = %q, want %q", got, want)
+	}
+}
+
+func ExampleOpen() {
+	dir, _ := os.MkdirTemp("", "mombot")
+	defer os.RemoveAll(dir)
+	store, err := jsonfile.Open(filepath.Join(dir, "conversations.json"), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer store.Close()
+	mem, _ := conversation.New(store, nil)
+	ctx := context.Background()
+	mem.SaveTurn(ctx, "+14155551234", []conversation.Message{
+		conversation.UserText("[From Erin]: what's for dinner?"),
+		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("Tacos!")),
+	})
+	history, _ := mem.History(ctx, "+14155551234")
+	for _, m := range history {
+		fmt.Printf("%s: %s\n", m.Role, m.Text())
+	}
+	// Output:
+	// user: [From Erin]: what's for dinner?
+	// assistant: Tacos!
+}
