@@ -44,11 +44,17 @@ func open(t testing.TB, opts *sqlite.Options) (*sqlite.Store, string) {
 // rawDB opens the database file directly, as another program would.
 func rawDB(t *testing.T, path string) *sql.DB {
 	t.Helper()
+	db := rawDBTB(t, path)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func rawDBTB(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
 	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
 	return db
 }
 
