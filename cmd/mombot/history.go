@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+const historyUsage = `Usage:
+  mombot history list [--full]           phones with last activity, turns and state
+  mombot history show [--json] PHONE     a readable transcript, or the messages as sent to Claude
+  mombot history clear PHONE             forget a person's conversation
+
+Flags (before the sub-command's arguments):`
+
+func runHistory(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("mombot history", flag.ContinueOnError)
+	var cfg memoryConfig
+	if err := cfg.register(fs, e); err != nil {
+		return err
+	}
+	full := fs.Bool("full", false, "list: show whole phone numbers instead of masking them")
+	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), historyUsage)
+		fs.PrintDefaults()
+	}
+	// Flags may come before or after the sub-command: history --full list,
+	// history list --full.
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usagef("history: which sub-command? list, show or clear")
+	}
+	sub, rest := fs.Arg(0), fs.Args()[1:]
+	if err := parseFlags(fs, e, rest); err != nil {
+		return err
+	}
+	rest = fs.Args()
+
+	want := map[string]int{"list": 0, "show": 1, "clear": 1}
+	n, ok := want[sub]
+	if !ok {
+		return usagef("history: unknown sub-command %q; use list, show or clear", sub)
+	}
+	if len(rest) != n {
+		if n == 0 {
+			return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
+		}
+		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
+	}
+	mem, store, err := cfg.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	switch sub {
+	case "list":
+		return historyList(ctx, e.stdout, mem, *full)
+	case "show":
+		return historyShow(ctx, e.stdout, mem, rest[0], *asJSON)
+	default:
+		return historyClear(ctx, e.stdout, mem, rest[0])
+	}
+}
+
+func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, full bool) error {
+	sums, err := mem.List(ctx)
+	if err != nil {
+		return err
+	}
+	if len(sums) == 0 {
+		fmt.Fprintln(w, "no conversations stored")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
+	for _, s := range sums {
+		phone := s.Phone
+		if !full {
+			phone = conversation.MaskPhone(phone)
+		}
+		state := "active"
+		if s.Expired {
+			state = "expired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, s.LastActive.Local().Format(time.DateTime), s.Turns, state)
+	}
+	return tw.Flush()
+}
+
+// errUnknownPhone is returned by show and clear for a phone with nothing
+// stored.
+func errUnknownPhone(phone string) error {
+	return fmt.Errorf("no conversation stored for %s (see mombot history list --full)", phone)
+}
+
+func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string, asJSON bool) error {
+	if err := conversation.CheckPhone(phone); err != nil {
+		return usagef("%v", err)
+	}
+	// Load, not History: looking at an expired conversation must not
+	// delete it.
+	c, err := mem.Store().Load(ctx, phone)
+	if errors.Is(err, conversation.ErrNotFound) {
+		return errUnknownPhone(phone)
+	}
+	if err != nil {
+		return err
+	}
+	expired := conversation.Expired(c.LastActive, time.Now(), mem.Limits().Timeout)
+	if asJSON {
+		msgs := []conversation.Message{}
+		if !expired {
+			turns := c.Turns[max(0, len(c.Turns)-mem.Limits().MaxTurns):]
+			msgs = conversation.Conversation{Turns: turns}.Messages()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(msgs)
+	}
+	state := "active"
+	if expired {
+		state = "expired: the next message starts a new conversation"
+	}
+	fmt.Fprintf(w, "Conversation with %s: %d turns, last active %s (%s)\n", phone, len(c.Turns),
+		c.LastActive.Local().Format(time.DateTime), state)
+	for i, t := range c.Turns {
+		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
+		writeTranscript(w, t.Messages)
+	}
+	return nil
+}
+
+// writeTranscript prints messages for a person to read: who said what, each
+// tool call with its input, and each result.
+func writeTranscript(w io.Writer, msgs []conversation.Message) {
+	for _, m := range msgs {
+		blocks, err := m.Blocks()
+		if err != nil {
+			fmt.Fprintf(w, "%s: (unreadable content: %v)\n", m.Role, err)
+			continue
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "text":
+				fmt.Fprintf(w, "%s: %s\n", m.Role, indentLines(b.Text))
+			case "tool_use":
+				fmt.Fprintf(w, "  -> tool %s %s\n", b.Name, b.Input)
+			case "tool_result":
+				label := "result"
+				if b.IsError {
+					label = "error"
+				}
+				fmt.Fprintf(w, "  <- %s: %s\n", label, indentLines(resultText(b.Content)))
+			case "image":
+				fmt.Fprintf(w, "%s: [image]\n", m.Role)
+			case "thinking", "redacted_thinking":
+				fmt.Fprintf(w, "  (%s)\n", b.Type)
+			default:
+				fmt.Fprintf(w, "  [%s block]\n", b.Type)
+			}
+		}
+	}
+}
+
+// resultText is the readable part of a tool_result's content: the string,
+// or the text of its blocks.
+func resultText(content json.RawMessage) string {
+	if len(content) == 0 {
+		return "(empty)"
+	}
+	m := conversation.Message{Role: conversation.RoleUser, Content: content}
+	if t := m.Text(); t != "" {
+		return t
+	}
+	return string(content)
+}
+
+func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
+
+func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
+	if err := conversation.CheckPhone(phone); err != nil {
+		return usagef("%v", err)
+	}
+	err := mem.Clear(ctx, phone)
+	if errors.Is(err, conversation.ErrNotFound) {
+		return errUnknownPhone(phone)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "cleared the conversation with %s\n", phone)
+	return nil
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+// runCmd runs mombot in-process with args and the variables in vars, and
+// returns its output and exit status.
+func runCmd(t *testing.T, vars map[string]string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string { return vars[k] }
+	err := run(context.Background(), append([]string{"mombot"}, args...), getenv, strings.NewReader(""), &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+// seed saves turns into the JSON store at path at the given time.
+func seed(t *testing.T, path string, at time.Time, phone string, turns ...[]conversation.Message) {
+	t.Helper()
+	s, err := jsonfile.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, _ := conversation.New(s, &conversation.Options{Now: func() time.Time { return at }})
+	for _, turn := range turns {
+		if err := mem.SaveTurn(context.Background(), phone, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestHistoryCommands(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	vars := map[string]string{"MOMBOT_STORE": "file:" + path}
+	now := time.Now()
+	seed(t, path, now, "+14155551234",
+		storetest.ToolTurn("[From Erin]: find me a chicken dinner", "toolu_01", "Found 5 recipes: 1. Lemon chicken", "1. Lemon chicken"),
+		storetest.TextTurn("[From Erin]: tell me more about number 1", "It takes 30 minutes."))
+	seed(t, path, now.Add(-time.Hour), "+14155555678", storetest.TextTurn("[From Jason]: hi", "hello"))
+
+	out, errOut, code := runCmd(t, vars, "history", "list")
+	if code != 0 {
+		t.Fatalf("list: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"+*******1234", "+*******5678", "active", "expired"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "4155551234") {
+		t.Errorf("list shows a full phone number without --full:\n%s", out)
+	}
+	if out, _, _ := runCmd(t, vars, "history", "list", "--full"); !strings.Contains(out, "+14155551234") {
+		t.Errorf("list --full does not show the number:\n%s", out)
+	}
+
+	out, errOut, code = runCmd(t, vars, "history", "show", "+14155551234")
+	if code != 0 {
+		t.Fatalf("show: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"user: [From Erin]: find me a chicken dinner",
+		`-> tool search {"query":"[From Erin]: find me a chicken dinner"}`,
+		"<- result: Found 5 recipes: 1. Lemon chicken",
+		"assistant: It takes 30 minutes.",
+		"--- turn 2 ---",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, _, code = runCmd(t, vars, "history", "show", "--json", "+14155551234")
+	var msgs []conversation.Message
+	if code != 0 || json.Unmarshal([]byte(out), &msgs) != nil || len(msgs) != 6 {
+		t.Fatalf("show --json: exit %d, %d messages:\n%s", code, len(msgs), out)
+	}
+	store, _ := jsonfile.Open(path, nil)
+	mem, _ := conversation.New(store, nil)
+	want, _ := mem.History(context.Background(), "+14155551234")
+	store.Close()
+	for i := range want {
+		if !msgs[i].Equal(want[i]) {
+			t.Fatalf("show --json message %d = %s, History gives %s", i, msgs[i].Content, want[i].Content)
+		}
+	}
+
+	// An expired conversation is shown as such and not deleted by looking.
+	out, _, _ = runCmd(t, vars, "history", "show", "+14155555678")
+	if !strings.Contains(out, "expired") {
+		t.Errorf("show of an expired conversation does not say so:\n%s", out)
+	}
+	if out, _, _ := runCmd(t, vars, "history", "show", "--json", "+14155555678"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("show --json of an expired conversation = %s, want [] as History gives", out)
+	}
+	if out, _, _ := runCmd(t, vars, "history", "list", "--full"); !strings.Contains(out, "+14155555678") {
+		t.Error("showing an expired conversation deleted it")
+	}
+
+	out, errOut, code = runCmd(t, vars, "history", "clear", "+14155551234")
+	if code != 0 || !strings.Contains(out, "cleared") {
+		t.Fatalf("clear: exit %d: %s %s", code, out, errOut)
+	}
+	if _, errOut, code := runCmd(t, vars, "history", "show", "+14155551234"); code != 1 || !strings.Contains(errOut, "no conversation stored for +14155551234") {
+		t.Fatalf("show after clear: exit %d, %q", code, errOut)
+	}
+}
+
+func TestHistoryBadInput(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	seed(t, path, time.Now(), "+1", storetest.TextTurn("a", "b"))
+	before, _ := os.ReadFile(path)
+	vars := map[string]string{"MOMBOT_STORE": path}
+	tests := []struct {
+		name string
+		vars map[string]string
+		args []string
+		code int
+		want string
+	}{
+		{"no command", vars, nil, 2, "no command given"},
+		{"unknown command", vars, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"no sub-command", vars, []string{"history"}, 2, "which sub-command"},
+		{"unknown sub-command", vars, []string{"history", "erase"}, 2, `unknown sub-command "erase"`},
+		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{"missing phone", vars, []string{"history", "show"}, 2, "exactly one phone number"},
+		{"extra argument", vars, []string{"history", "list", "x"}, 2, "takes no arguments"},
+		{"unknown phone", vars, []string{"history", "clear", "+19999999999"}, 1, "no conversation stored for +19999999999"},
+		{"bad phone", vars, []string{"history", "show", " +1"}, 2, "invalid phone"},
+		{"bad timeout env", map[string]string{"MOMBOT_STORE": path, "MOMBOT_CONVERSATION_TIMEOUT": "soon"}, []string{"history", "list"}, 2, "MOMBOT_CONVERSATION_TIMEOUT"},
+		{"bad max turns", vars, []string{"history", "list", "--max-turns", "0"}, 2, "max-turns"},
+		{"unknown store kind", map[string]string{"MOMBOT_STORE": "mongo://x"}, []string{"history", "list"}, 2, `unknown kind "mongo"`},
+		{"unreadable store", map[string]string{"MOMBOT_STORE": dir}, []string{"history", "list"}, 1, "not a regular file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := runCmd(t, tt.vars, tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.want) {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); tt.code == 1 && lines > 0 {
+				t.Errorf("the error takes %d lines, want one:\n%s", lines+1, errOut)
+			}
+		})
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("bad input changed the store")
+	}
+}
+
+func TestHistorySQLiteStore(t *testing.T) {
+	vars := map[string]string{"MOMBOT_STORE": "sqlite:" + filepath.Join(t.TempDir(), "mombot.db")}
+	if out, errOut, code := runCmd(t, vars, "history", "list"); code != 0 || !strings.Contains(out, "no conversations") {
+		t.Fatalf("list on a new sqlite store: exit %d %s %s", code, out, errOut)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, _, code := runCmd(t, nil, "help")
+	if code != 0 || !strings.Contains(out, "history") {
+		t.Fatalf("help: exit %d\n%s", code, out)
+	}
+	_, errOut, code := runCmd(t, nil, "history", "-h")
+	if code != 0 || !strings.Contains(errOut, "mombot history show") {
+		t.Fatalf("history -h: exit %d\n%s", code, errOut)
+	}
+}

@@ -1,0 +1,131 @@
+// Command mombot is a family's Claude assistant on WhatsApp with durable,
+// per-person conversation memory. Run "mombot help" for its commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode reports err on stderr, once, and returns the exit status: 0 for
+// success, 2 for a mistake on the command line, 1 for anything else.
+func exitCode(err error, stderr io.Writer) int {
+	var u usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errReported):
+		return 2
+	case errors.As(err, &u):
+		fmt.Fprintln(stderr, "mombot: "+err.Error())
+		return 2
+	default:
+		fmt.Fprintln(stderr, "mombot: "+err.Error())
+		return 1
+	}
+}
+
+// env is what a command gets from the process: arguments aside, its whole
+// outside world, so tests run commands in-process.
+type env struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	log    *slog.Logger
+}
+
+// command is one sub-command.
+type command struct {
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+// commands lists the sub-commands; each lives in its own file.
+var commands = map[string]command{
+	"history": {"inspect and manage stored conversations (list, show, clear)", runHistory},
+}
+
+// usageError is a mistake on the command line; it exits with status 2.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// errReported is a usage error that the flag package already printed.
+var errReported = errors.New("reported")
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	e.log = newLogger(stderr, getenv("MOMBOT_LOG_LEVEL"))
+	if len(args) < 2 || args[1] == "help" || args[1] == "-h" || args[1] == "--help" {
+		printUsage(stdout)
+		if len(args) < 2 {
+			return usagef("no command given")
+		}
+		return nil
+	}
+	cmd, ok := commands[args[1]]
+	if !ok {
+		return usagef("unknown command %q; run \"mombot help\"", args[1])
+	}
+	if err := cmd.run(ctx, e, args[2:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return nil
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "mombot: a family's Claude assistant on WhatsApp, with conversation memory.")
+	fmt.Fprintln(w, "\nUsage: mombot COMMAND [flags] [args]\n\nCommands:")
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range commands {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+	}
+	fmt.Fprintln(w, "\nRun \"mombot COMMAND -h\" for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
+}
+
+// newLogger returns the process's logger: text lines on stderr at the level
+// MOMBOT_LOG_LEVEL names (debug, info, warn, error; default info).
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.TrimSpace(level))); err != nil || level == "" {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// parseFlags parses args with fs, whose errors go to e.stderr, and turns a
+// flag error into a usage error.
+func parseFlags(fs *flag.FlagSet, e *env, args []string) error {
+	fs.SetOutput(e.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errReported
+	}
+	return nil
+}
