@@ -15,13 +15,7 @@ import (
 // fail [conversation.ValidateTurn], such as rows edited by hand, are left out
 // and their number is logged as a warning.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	// One statement reads the conversation and its turns from one snapshot,
-	// so a save committed meanwhile is seen whole or not at all.
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT c.last_active, t.json
-		FROM conversations c LEFT JOIN turns t ON t.phone = c.phone
-		WHERE c.phone = ?
-		ORDER BY t.seq`, phone)
+	rows, err := s.db.QueryContext(ctx, queryLoad, phone)
 	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
 	}
@@ -89,40 +83,31 @@ func (s *Store) append(ctx context.Context, phone string, data []byte, now time.
 	defer tx.Rollback()
 
 	var last int64
-	err = tx.QueryRowContext(ctx, `SELECT last_active FROM conversations WHERE phone = ?`, phone).Scan(&last)
+	err = tx.QueryRowContext(ctx, queryLastActive, phone).Scan(&last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, `INSERT INTO conversations (phone, last_active) VALUES (?, ?)`, phone, now.UnixNano())
+		_, err = tx.ExecContext(ctx, queryInsertConv, phone, now.UnixNano())
 	case err != nil:
 		return err
 	default:
 		// conversation.AppendTurn's rule: a save into an expired
 		// conversation starts a new one.
 		if conversation.Expired(time.Unix(0, last), now, lim.Timeout) {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM turns WHERE phone = ?`, phone); err != nil {
+			if _, err := tx.ExecContext(ctx, queryDeleteTurns, phone); err != nil {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE conversations SET last_active = ? WHERE phone = ?`, now.UnixNano(), phone)
+		_, err = tx.ExecContext(ctx, queryTouchConv, phone, now.UnixNano())
 	}
 	if err != nil {
 		return err
 	}
 
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO turns (phone, seq, json)
-		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2)`,
-		phone, data); err != nil {
+	if _, err := tx.ExecContext(ctx, queryInsertTurn, phone, data); err != nil {
 		return err
 	}
 	if lim.MaxTurns > 0 {
-		// Keep the newest MaxTurns rows: delete those older than the
-		// MaxTurns-th newest. With fewer rows the subquery is NULL and
-		// nothing is deleted.
-		if _, err := tx.ExecContext(ctx, `
-			DELETE FROM turns WHERE phone = ?1 AND seq < (
-				SELECT seq FROM turns WHERE phone = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)`,
-			phone, lim.MaxTurns-1); err != nil {
+		if _, err := tx.ExecContext(ctx, queryCapTurns, phone, lim.MaxTurns-1); err != nil {
 			return err
 		}
 	}
@@ -131,7 +116,7 @@ func (s *Store) append(ctx context.Context, phone string, data []byte, now time.
 
 // Delete implements [conversation.Store].
 func (s *Store) Delete(ctx context.Context, phone string) error {
-	n, err := s.exec(ctx, `DELETE FROM conversations WHERE phone = ?`, phone)
+	n, err := s.exec(ctx, queryDelete, phone)
 	if err != nil {
 		return fmt.Errorf("sqlite: delete: %w", err)
 	}
@@ -143,7 +128,7 @@ func (s *Store) Delete(ctx context.Context, phone string) error {
 
 // Expire implements [conversation.Store].
 func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
-	if _, err := s.exec(ctx, `DELETE FROM conversations WHERE phone = ? AND last_active <= ?`, phone, cutoff.UnixNano()); err != nil {
+	if _, err := s.exec(ctx, queryExpire, phone, cutoff.UnixNano()); err != nil {
 		return fmt.Errorf("sqlite: expire: %w", err)
 	}
 	return nil
@@ -152,10 +137,7 @@ func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) erro
 // List implements [conversation.Store]. Turns counts the stored rows,
 // including any that Load would drop as invalid.
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
-	rows, err := s.db.QueryContext(ctx, `
-		SELECT c.phone, c.last_active, (SELECT count(*) FROM turns t WHERE t.phone = c.phone)
-		FROM conversations c
-		ORDER BY c.phone`)
+	rows, err := s.db.QueryContext(ctx, queryList)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list: %w", err)
 	}

@@ -21,10 +21,7 @@ const sweepBatch = 500
 func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	total := 0
 	for {
-		n, err := s.exec(ctx, `
-			DELETE FROM conversations WHERE phone IN (
-				SELECT phone FROM conversations WHERE last_active <= ? LIMIT ?)`,
-			cutoff.UnixNano(), sweepBatch)
+		n, err := s.exec(ctx, querySweep, cutoff.UnixNano(), sweepBatch)
 		total += int(n)
 		if err != nil {
 			return total, fmt.Errorf("sqlite: sweep: %w", err)

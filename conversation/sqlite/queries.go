@@ -1,0 +1,45 @@
+package sqlite
+
+// The statements of the store's operations. Every one that takes a phone
+// reaches its rows through the primary key indexes, and the sweep through
+// conversations_last_active, so none costs more with more phones stored;
+// TestQueryPlans holds them to that.
+const (
+	// queryLoad reads a conversation and its turns in one statement, so
+	// from one snapshot: a save committed meanwhile is seen whole or not
+	// at all. A conversation without turns gives one row, json NULL.
+	queryLoad = `
+		SELECT c.last_active, t.json
+		FROM conversations c LEFT JOIN turns t ON t.phone = c.phone
+		WHERE c.phone = ?1
+		ORDER BY t.seq`
+
+	queryLastActive  = `SELECT last_active FROM conversations WHERE phone = ?1`
+	queryInsertConv  = `INSERT INTO conversations (phone, last_active) VALUES (?1, ?2)`
+	queryTouchConv   = `UPDATE conversations SET last_active = ?2 WHERE phone = ?1`
+	queryDeleteTurns = `DELETE FROM turns WHERE phone = ?1`
+
+	queryInsertTurn = `
+		INSERT INTO turns (phone, seq, json)
+		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2)`
+
+	// queryCapTurns keeps the newest ?2+1 turns: it deletes those older
+	// than the (?2+1)-th newest. With fewer turns the subquery is NULL and
+	// nothing is deleted.
+	queryCapTurns = `
+		DELETE FROM turns WHERE phone = ?1 AND seq < (
+			SELECT seq FROM turns WHERE phone = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)`
+
+	// The deletes of conversations take their turns with them (ON DELETE
+	// CASCADE).
+	queryDelete = `DELETE FROM conversations WHERE phone = ?1`
+	queryExpire = `DELETE FROM conversations WHERE phone = ?1 AND last_active <= ?2`
+	querySweep  = `
+		DELETE FROM conversations WHERE phone IN (
+			SELECT phone FROM conversations WHERE last_active <= ?1 LIMIT ?2)`
+
+	queryList = `
+		SELECT c.phone, c.last_active, (SELECT count(*) FROM turns t WHERE t.phone = c.phone)
+		FROM conversations c
+		ORDER BY c.phone`
+)
