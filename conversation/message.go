@@ -55,7 +55,10 @@ func TextBlock(text string) json.RawMessage {
 }
 
 // MarshalJSON writes {"role":...,"content":...} with the content bytes as they
-// are, so a message is always encoded to the same bytes.
+// are, so a message is always encoded to the same bytes. Note that
+// json.Marshal escapes <, > and & in what MarshalJSON returns; to send the
+// stored bytes unchanged, call MarshalJSON or use an Encoder with
+// SetEscapeHTML(false).
 func (m Message) MarshalJSON() ([]byte, error) {
 	if !json.Valid(m.Content) {
 		return nil, fmt.Errorf("conversation: message content is not valid JSON")

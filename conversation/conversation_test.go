@@ -1,0 +1,220 @@
+package conversation_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
+)
+
+var ctx = context.Background()
+
+func msg(role, content string) conversation.Message {
+	return conversation.Message{Role: role, Content: json.RawMessage(content)}
+}
+
+func TestValidateTurnMessages(t *testing.T) {
+	use := msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`)
+	tests := []struct {
+		name string
+		turn []conversation.Message
+		want string // "" for valid, else a part of the error
+	}{
+		{"text", []conversation.Message{msg("user", `"hi"`), msg("assistant", `"hello"`)}, ""},
+		{"ends on tool results", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"},{"type":"text","text":"more"}]`)}, ""},
+		{"unknown blocks pass", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"thinking","thinking":"x","signature":"s"},{"type":"text","text":"ok"}]`)}, ""},
+		{"first not user", []conversation.Message{msg("assistant", `"hi"`)}, "messages.0: the first message must use the \"user\" role"},
+		{"missing result", []conversation.Message{msg("user", `"go"`), use, msg("user", `"no result"`)}, "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1"},
+		{"orphan result", []conversation.Message{msg("user", `[{"type":"tool_result","tool_use_id":"toolu_9","content":"r"}]`)}, "unexpected `tool_use_id` found in `tool_result` blocks: toolu_9"},
+		{"duplicate result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`)}, "unexpected `tool_use_id`"},
+		{"result after text", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"text","text":"x"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`)}, "must come before any other content"},
+		{"tool_use from user", []conversation.Message{msg("user", `[{"type":"tool_use","id":"a","name":"t","input":{}}]`)}, "only allowed in assistant messages"},
+		{"duplicate ids", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"a","name":"t","input":{}}]`)}, "ids must be unique"},
+		{"empty text", []conversation.Message{msg("user", `[{"type":"text","text":""}]`)}, "content.0: text content blocks must contain non-whitespace text"},
+		{"empty content", []conversation.Message{msg("user", `[]`)}, "non-empty content"},
+		{"bad role", []conversation.Message{msg("user", `"a"`), msg("tool", `"b"`)}, `role must be "user" or "assistant"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := conversation.ValidateTurn(tt.turn)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("valid turn rejected: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, conversation.ErrInvalidTurn) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrInvalidTurn saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRepairDropsOnlyBrokenTurns(t *testing.T) {
+	good := func(id string) conversation.Turn {
+		return conversation.Turn{Messages: []conversation.Message{
+			msg("user", `"go"`),
+			msg("assistant", `[{"type":"tool_use","id":"`+id+`","name":"t","input":{}}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"`+id+`","content":"r"}]`),
+		}}
+	}
+	broken := conversation.Turn{Messages: []conversation.Message{msg("user", `""`)}}
+	kept, dropped := conversation.Repair([]conversation.Turn{good("a"), broken, good("b"), good("a")})
+	if len(kept) != 2 || dropped != 2 {
+		t.Fatalf("kept %d, dropped %d; want 2 and 2 (one empty, one reusing an id)", len(kept), dropped)
+	}
+	if err := conversation.ValidateTurn(conversation.Conversation{Turns: kept}.Messages()); err != nil {
+		t.Fatalf("repaired history is not valid: %v", err)
+	}
+}
+
+func TestSanitizeKeepsOtherBytes(t *testing.T) {
+	in := msg("user", `[ {"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"AAAA"}},{"type":"text","text":"<ok> \u00e9"}],"is_error":true,"zzz":[1,2]} ]`)
+	out, err := conversation.Sanitize(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"[Image sent: photo]"},{"type":"text","text":"<ok> \u00e9"}],"is_error":true,"zzz":[1,2]}]`
+	if string(out.Content) != want {
+		t.Fatalf("got  %s\nwant %s", out.Content, want)
+	}
+}
+
+func TestMessageJSONRoundTrip(t *testing.T) {
+	var m conversation.Message
+	if err := json.Unmarshal([]byte(`{"content": [ {"type":"text","text":"a  <b>"} ], "role":"user", "extra": 1}`), &m); err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.MarshalJSON() // json.Marshal would add HTML escapes
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), `{"role":"user","content":[{"type":"text","text":"a  <b>"}]}`; got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if err := json.Unmarshal([]byte(`{"role":"user"}`), &m); err == nil {
+		t.Fatal("a message without content was accepted")
+	}
+}
+
+func TestPhones(t *testing.T) {
+	for phone, want := range map[string]string{"+14155551234": "+*******1234", "14155551234": "*******1234", "123": "***"} {
+		if got := conversation.MaskPhone(phone); got != want {
+			t.Errorf("MaskPhone(%q) = %q, want %q", phone, got, want)
+		}
+	}
+	if err := conversation.CheckPhone("+1 415"); err != nil {
+		t.Errorf("CheckPhone rejected an inner space: %v", err)
+	}
+	if err := conversation.CheckPhone("+1\x00"); !errors.Is(err, conversation.ErrInvalidPhone) {
+		t.Errorf("CheckPhone accepted a NUL: %v", err)
+	}
+}
+
+func TestNewRejectsNegativeOptions(t *testing.T) {
+	if _, err := conversation.New(memstore.New(), &conversation.Options{MaxTurns: -1}); err == nil {
+		t.Fatal("negative max turns accepted")
+	}
+	if _, err := conversation.New(memstore.New(), &conversation.Options{Timeout: -1}); err == nil {
+		t.Fatal("negative timeout accepted")
+	}
+}
+
+func ExampleMemory() {
+	mem, _ := conversation.New(memstore.New(), nil)
+	ctx := context.Background()
+	// One turn with a tool round, as the assistant saves it.
+	mem.SaveTurn(ctx, "+14155551234", []conversation.Message{
+		conversation.UserText("[From Erin]: add milk to the grocery list"),
+		{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_1","name":"add_items","input":{"list":"grocery","items":["milk"]}}]`)},
+		{Role: "user", Content: json.RawMessage(`[{"type":"tool_result","tool_use_id":"toolu_1","content":"Added milk."}]`)},
+		conversation.NewMessage("assistant", conversation.TextBlock("Milk is on the list.")),
+	})
+	history, _ := mem.History(ctx, "+14155551234")
+	fmt.Println(len(history), "messages; the last says:", history[3].Text())
+	// The system sender is never stored.
+	mem.SaveTurn(ctx, conversation.SystemSender, []conversation.Message{conversation.UserText("digest")})
+	system, _ := mem.History(ctx, conversation.SystemSender)
+	fmt.Println(len(system), "messages for system")
+	// Output:
+	// 4 messages; the last says: Milk is on the list.
+	// 0 messages for system
+}
+
+func ExampleValidateTurn() {
+	err := conversation.ValidateTurn([]conversation.Message{
+		conversation.UserText("go"),
+		{Role: "assistant", Content: json.RawMessage(`[{"type":"tool_use","id":"toolu_1","name":"search","input":{}}]`)},
+	})
+	fmt.Println(errors.Is(err, conversation.ErrInvalidTurn))
+	fmt.Println(err)
+	// Output:
+	// true
+	// invalid turn: messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. A turn must not end on an unanswered tool call.
+}
+
+func TestSaveRejectsReusedToolID(t *testing.T) {
+	clock := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	mem, _ := conversation.New(memstore.New(), &conversation.Options{MaxTurns: 2, Now: func() time.Time { return clock }})
+	turn := func(id string) []conversation.Message {
+		return []conversation.Message{
+			conversation.UserText("go"),
+			msg("assistant", `[{"type":"tool_use","id":"`+id+`","name":"t","input":{}}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"`+id+`","content":"r"}]`),
+		}
+	}
+	if err := mem.SaveTurn(ctx, "+1", turn("a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SaveTurn(ctx, "+1", turn("a")); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a reused tool_use id: err = %v, want ErrInvalidTurn", err)
+	}
+	if err := mem.SaveTurn(ctx, "+1", turn("b")); err != nil {
+		t.Fatal(err)
+	}
+	// With a cap of 2, turn "a" drops out when the next turn is saved, so
+	// its id may come back.
+	if err := mem.SaveTurn(ctx, "+1", turn("a")); err != nil {
+		t.Fatalf("an id of a turn the cap drops was refused: %v", err)
+	}
+	h, _ := mem.History(ctx, "+1")
+	if err := conversation.ValidateTurn(h); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSweepKeepsConversationAtTheTimeout(t *testing.T) {
+	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	store := sweepStore{memstore.New()}
+	mem, _ := conversation.New(store, &conversation.Options{Now: func() time.Time { return now }})
+	mem.SaveTurn(ctx, "+1", []conversation.Message{conversation.UserText("hi")})
+	now = now.Add(conversation.DefaultTimeout)
+	if n, err := mem.Sweep(ctx); err != nil || n != 0 {
+		t.Fatalf("Sweep at exactly the timeout deleted %d (%v), want 0", n, err)
+	}
+	now = now.Add(time.Nanosecond)
+	if n, err := mem.Sweep(ctx); err != nil || n != 1 {
+		t.Fatalf("Sweep past the timeout deleted %d (%v), want 1", n, err)
+	}
+}
+
+// sweepStore adds a Sweep made of List and Expire to a store.
+type sweepStore struct{ *memstore.Store }
+
+func (s sweepStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+	sums, _ := s.List(ctx)
+	n := 0
+	for _, sum := range sums {
+		if !sum.LastActive.After(cutoff) {
+			s.Expire(ctx, sum.Phone, cutoff)
+			n++
+		}
+	}
+	return n, nil
+}
