@@ -18,10 +18,15 @@ const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
   mombot history show [--json] PHONE     a readable transcript, or the messages as sent to Claude
   mombot history clear PHONE             forget a person's conversation
+  mombot history migrate --from URL --to URL
+                                         copy every live conversation to another store
 
 Flags (before the sub-command's arguments):`
 
 func runHistory(ctx context.Context, e *env, args []string) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(ctx, e, args[1:])
+	}
 	fs := flag.NewFlagSet("mombot history", flag.ContinueOnError)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {

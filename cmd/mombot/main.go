@@ -59,7 +59,7 @@ type command struct {
 
 // commands lists the sub-commands; each lives in its own file.
 var commands = map[string]command{
-	"history": {"inspect and manage stored conversations (list, show, clear)", runHistory},
+	"history": {"inspect and manage stored conversations (list, show, clear, migrate)", runHistory},
 }
 
 // usageError is a mistake on the command line; it exits with status 2.
