@@ -1,0 +1,43 @@
+// Package redis is a [conversation.Store] on Redis, for several replicas of
+// the service that share one memory, and the coordination those replicas
+// need: a per-sender [Locker] and a webhook [Dedup].
+//
+// # Keys
+//
+// Every key starts with [Options].Prefix ("mombot:" by default). A phone's
+// conversation is a pair of keys:
+//
+//	<prefix>last:<phone>    string: last activity, Unix microseconds
+//	<prefix>turns:<phone>   list: the turns as JSON, oldest first
+//
+// Both carry the same TTL: the inactivity timeout of the save plus a second,
+// renewed on every save. The TTL is only the garbage collector, so that
+// people who never come back do not stay in Redis and no sweeper is needed;
+// whether a conversation is over is decided by [conversation.Memory] from
+// the stored last activity and its own clock, so that a fake clock in tests
+// and the original's "more than the timeout" rule both hold.
+//
+// # Atomicity
+//
+// A save is one Lua script: it restarts the conversation if the stored last
+// activity is older than the timeout, pushes the turn, trims the list to the
+// turn cap and sets both keys' TTL. [Store.Expire] is a script too that
+// deletes only if the stored last activity is at or before the cutoff, and
+// [Store.Load] reads both keys in one script. Redis runs a script alone, so
+// two replicas saving for one phone, or a save racing an expiry, never leave
+// a conversation half written. Listing uses SCAN, never KEYS, and so does
+// not stop the server.
+//
+// # Durability
+//
+// A save that returned nil is in Redis's memory; whether it survives a
+// restart of Redis is the server's persistence configuration
+// (appendonly yes, with appendfsync always for the strictest). [Open] logs a
+// warning when the append-only file is off.
+//
+// # Failures
+//
+// A Store survives Redis restarts: the client reconnects on its own, and
+// while Redis is down every call fails with an error wrapping the driver's.
+// [Store.Ping] tells a health check whether Redis answers.
+package redis

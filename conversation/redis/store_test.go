@@ -1,0 +1,369 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	url := testURL(t)
+	storetest.Run(t, func(t *testing.T) storetest.Opener {
+		prefix := newPrefix(t)
+		return func() (conversation.Store, error) {
+			return redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: quiet})
+		}
+	})
+}
+
+func turn(user, reply string) conversation.Turn {
+	return conversation.Turn{Messages: storetest.TextTurn(user, reply)}
+}
+
+var lim = conversation.Limits{Timeout: conversation.DefaultTimeout, MaxTurns: conversation.DefaultMaxTurns}
+
+func TestOpenErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		url  string
+	}{
+		{"not a URL", "redis://[::1"},
+		{"wrong scheme", "http://127.0.0.1:6379/0"},
+		{"bad database", "redis://127.0.0.1:6379/zero"},
+		{"nobody listening", "redis://127.0.0.1:1/0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			s, err := redis.Open(ctx, tt.url, nil)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			if !strings.HasPrefix(err.Error(), "redis: open") {
+				t.Errorf("error %q does not start with \"redis: open\"", err)
+			}
+		})
+	}
+	t.Run("password not repeated", func(t *testing.T) {
+		_, err := redis.Open(context.Background(), "redis://:s3cret@[::1/0", nil)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Fatalf("Open err = %v, want an error without the password", err)
+		}
+	})
+}
+
+func TestNotFound(t *testing.T) {
+	s := open(t, newPrefix(t), nil)
+	ctx := context.Background()
+	if _, err := s.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("Load: err = %v, want ErrNotFound", err)
+	}
+	if err := s.Delete(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("Delete: err = %v, want ErrNotFound", err)
+	}
+	if err := s.Expire(ctx, "+1", time.Now()); err != nil {
+		t.Errorf("Expire: err = %v, want nil", err)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	now := storetest.Start
+	if err := s.Append(ctx, "+14155551234", turn("hi", "hello"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, prefix+"*").Result() // a test's own few keys
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{prefix + "last:+14155551234", prefix + "turns:+14155551234"}
+	if strings.Join(slices.Sorted(slices.Values(keys)), " ") != strings.Join(want, " ") {
+		t.Fatalf("keys = %q, want %q", keys, want)
+	}
+	if got, _ := rdb.Get(ctx, want[0]).Result(); got != fmt.Sprint(now.UnixMicro()) {
+		t.Errorf("last activity = %q, want %d", got, now.UnixMicro())
+	}
+	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || !strings.HasPrefix(got[0], `{"messages":[{"role":"user","content":"hi"}`) {
+		t.Errorf("turns = %q", got)
+	}
+}
+
+// TestTTL shows that both keys get the timeout as TTL, that every save
+// renews it, and that Redis then removes the conversation on its own.
+func TestTTL(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	keys := []string{prefix + "last:" + phone, prefix + "turns:" + phone}
+	lim := conversation.Limits{Timeout: 10 * time.Minute, MaxTurns: 10}
+
+	checkTTL := func(when string) {
+		t.Helper()
+		for _, k := range keys {
+			ttl, err := rdb.PTTL(ctx, k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ttl <= 10*time.Minute-time.Minute || ttl > 10*time.Minute+time.Second {
+				t.Errorf("%s: TTL of %s = %v, want the 10m timeout plus at most a second", when, strings.TrimPrefix(k, prefix), ttl)
+			}
+		}
+	}
+	if err := s.Append(ctx, phone, turn("one", "1"), time.Now(), lim); err != nil {
+		t.Fatal(err)
+	}
+	checkTTL("after the first save")
+	for _, k := range keys {
+		if err := rdb.PExpire(ctx, k, 5*time.Second).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, phone, turn("two", "2"), time.Now(), lim); err != nil {
+		t.Fatal(err)
+	}
+	checkTTL("after a second save")
+
+	// With a short timeout the conversation goes away without a sweeper.
+	short := conversation.Limits{Timeout: 100 * time.Millisecond, MaxTurns: 10}
+	if err := s.Append(ctx, "+14155550000", turn("brief", "ok"), time.Now(), short); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := s.Load(ctx, "+14155550000")
+		if errors.Is(err, conversation.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the conversation is still there 5s after its 100ms timeout")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n, err := rdb.Exists(ctx, prefix+"last:+14155550000", prefix+"turns:+14155550000").Result(); err != nil || n != 0 {
+		t.Fatalf("%d keys left after the TTL (err %v), want 0", n, err)
+	}
+}
+
+// TestSaveRacingExpire runs saves against expiries of the state they
+// replace, from two clients: whichever runs first, the conversation ends
+// with the new turn, last active at its save, and never half deleted.
+func TestSaveRacingExpire(t *testing.T) {
+	prefix := newPrefix(t)
+	a, b := open(t, prefix, nil), open(t, prefix, nil)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 1000}
+	now := storetest.Start
+	if err := a.Append(ctx, phone, turn("q0", "a0"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	restarted, kept := 0, 0
+	for i := 1; i <= 200; i++ {
+		old, err := a.Load(ctx, phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Millisecond)
+		var wg sync.WaitGroup
+		var saveErr, expireErr error
+		wg.Go(func() { saveErr = a.Append(ctx, phone, turn(fmt.Sprint("q", i), "a"), now, lim) })
+		wg.Go(func() { expireErr = b.Expire(ctx, phone, old.LastActive) })
+		wg.Wait()
+		if saveErr != nil || expireErr != nil {
+			t.Fatalf("round %d: save err %v, expire err %v", i, saveErr, expireErr)
+		}
+		c, err := b.Load(ctx, phone)
+		if err != nil {
+			t.Fatalf("round %d: the new turn was lost: %v", i, err)
+		}
+		if !c.LastActive.Equal(now) {
+			t.Fatalf("round %d: last active %v, want %v", i, c.LastActive, now)
+		}
+		texts := turnTexts(c)
+		switch {
+		case len(texts) == 1 && texts[0] == fmt.Sprint("q", i):
+			restarted++ // the expiry ran first
+		case len(texts) == len(old.Turns)+1 && texts[len(texts)-1] == fmt.Sprint("q", i):
+			kept++ // the save ran first; the stale expiry did nothing
+		default:
+			t.Fatalf("round %d: turns %q after a save racing an expiry of %d turns", i, texts, len(old.Turns))
+		}
+	}
+	t.Logf("expiry first %d times, save first %d times", restarted, kept)
+}
+
+func turnTexts(c conversation.Conversation) []string {
+	var out []string
+	for _, tr := range c.Turns {
+		out = append(out, tr.Messages[0].Text())
+	}
+	return out
+}
+
+// TestTwoClients saves from two stores, as two replicas would, for phones of
+// their own and one they share: no turn is lost and each client's turns
+// stay in its order.
+func TestTwoClients(t *testing.T) {
+	prefix := newPrefix(t)
+	stores := []*redis.Store{open(t, prefix, nil), open(t, prefix, nil)}
+	ctx := context.Background()
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10_000}
+	const workers, each = 4, 25
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*workers*each*2)
+	for r, s := range stores {
+		for w := range workers {
+			wg.Go(func() {
+				own := fmt.Sprintf("+1%d%d", r, w)
+				for i := range each {
+					for _, phone := range []string{own, "+19999999999"} {
+						if err := s.Append(ctx, phone, turn(fmt.Sprintf("r%d w%d i%d", r, w, i), "ok"), time.Now(), lim); err != nil {
+							errs <- err
+						}
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	shared, err := stores[0].Load(ctx, "+19999999999")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(shared.Turns), 2*workers*each; got != want {
+		t.Fatalf("shared phone has %d turns, want %d: concurrent saves were lost", got, want)
+	}
+	next := map[string]int{} // per writer, the next i expected
+	for _, text := range turnTexts(shared) {
+		var r, w, i int
+		if _, err := fmt.Sscanf(text, "r%d w%d i%d", &r, &w, &i); err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprint(r, w)
+		if i != next[key] {
+			t.Fatalf("writer %s: turn %d stored where %d was expected", key, i, next[key])
+		}
+		next[key]++
+	}
+	for r := range stores {
+		for w := range workers {
+			c, err := stores[1-r].Load(ctx, fmt.Sprintf("+1%d%d", r, w))
+			if err != nil || len(c.Turns) != each {
+				t.Fatalf("phone of replica %d worker %d: %d turns, err %v; want %d", r, w, len(c.Turns), err, each)
+			}
+		}
+	}
+}
+
+// TestListScans lists more conversations than one SCAN step returns, under
+// a prefix with glob characters, next to another prefix's keys.
+func TestListScans(t *testing.T) {
+	prefix := newPrefix(t) + "[*?]:"
+	other := newPrefix(t)
+	s, o := open(t, prefix, nil), open(t, other, nil)
+	ctx := context.Background()
+	rdb := rawClient(t)
+	const n = 2500
+	pipe := rdb.Pipeline()
+	for i := range n {
+		pipe.Set(ctx, fmt.Sprintf("%slast:+1%06d", prefix, i), storetest.Start.UnixMicro(), time.Hour)
+		pipe.RPush(ctx, fmt.Sprintf("%sturns:+1%06d", prefix, i), `{"messages":[]}`)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Append(ctx, "+2", turn("other", "prefix"), time.Now(), lim); err != nil {
+		t.Fatal(err)
+	}
+	sums, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != n {
+		t.Fatalf("List returned %d conversations, want %d", len(sums), n)
+	}
+	for i, sum := range sums {
+		if want := fmt.Sprintf("+1%06d", i); sum.Phone != want || sum.Turns != 1 || !sum.LastActive.Equal(storetest.Start) {
+			t.Fatalf("List[%d] = %+v, want %s with 1 turn at %v", i, sum, want, storetest.Start)
+		}
+	}
+	if sums, err := o.List(ctx); err != nil || len(sums) != 1 || sums[0].Phone != "+2" {
+		t.Fatalf("the other prefix lists %v, %v; want only +2", sums, err)
+	}
+}
+
+func TestCorruptDataRepaired(t *testing.T) {
+	var logs bytes.Buffer
+	prefix := newPrefix(t)
+	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	now := storetest.Start
+	if err := s.Append(ctx, phone, turn("first", "one"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{
+		`{"messages":[{"role":"assistant","content":"a reply without a question"}]}`,
+		`not JSON at all`,
+		`{"usage":{}}`,
+	} {
+		if err := rdb.RPush(ctx, prefix+"turns:"+phone, data).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, phone, turn("second", "two"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(turnTexts(c), ","); got != "first,second" {
+		t.Fatalf("Load kept turns %q, want first,second", got)
+	}
+	if l := logs.String(); !strings.Contains(l, "dropped=3") || strings.Contains(l, phone) {
+		t.Fatalf("log = %q, want a warning with dropped=3 and the phone masked", l)
+	}
+
+	// A last activity that is not a number counts as long expired: a
+	// Memory drops the conversation, and a save starts anew.
+	if err := rdb.Set(ctx, prefix+"last:"+phone, "yesterday", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := conversation.New(s, &conversation.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := mem.History(ctx, phone); err != nil || len(h) != 0 {
+		t.Fatalf("History with a corrupt last activity = %d messages, %v; want none", len(h), err)
+	}
+	if _, err := s.Load(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("Load after History expired it: err = %v, want ErrNotFound", err)
+	}
+}
