@@ -131,7 +131,7 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	ttl := max(lim.Timeout, 0) + ttlSlack
 	err = appendScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)},
 		now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		(ttl+time.Millisecond-1).Milliseconds(), data).Err()
+		(ttl + time.Millisecond - 1).Milliseconds(), data).Err()
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
