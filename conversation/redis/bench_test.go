@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // nopTB lets deleteKeys run outside a test; it only reports errors.
 type nopTB struct{ testing.TB }
 
-func (nopTB) Helper()                          {}
+func (nopTB) Helper()                           {}
 func (nopTB) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
 func benchPhone(i int) string { return fmt.Sprintf("+1%010d", i) }
