@@ -1,0 +1,24 @@
+// Package anthropictest is a fake Anthropic Messages API for tests, in the
+// manner of net/http/httptest: a real HTTP server on the loopback interface
+// that the official SDK talks to as it would to api.anthropic.com.
+//
+// The fake is strict where the real API is strict. Before it plays a scripted
+// response, it checks the request against the API's documented rules and
+// answers a request the real API would refuse with the same status, the same
+// error type and the same message, in the API's error shape:
+//
+//	{"type":"error","error":{"type":"invalid_request_error","message":"..."},"request_id":"req_..."}
+//
+// The rules checked are the headers (x-api-key, anthropic-version), the
+// required fields (model, max_tokens, messages), the first message's role,
+// empty content, empty or white-space text blocks, tool_use ids answered by
+// tool_result blocks in the very next message (and only those), unique
+// tool_use ids, tool definitions, base64 images (media type and the 5 MB
+// limit) and the limit of four cache_control breakpoints. A bug in the code
+// under test that the real API would reject so fails the test too.
+//
+// Responses are scripted with [Server.Enqueue] or computed by a
+// [Server.Respond] function; both can return errors such as 429, 500 or 529
+// with a request-id header. Every request is recorded, body bytes included,
+// so tests can assert on exactly what was sent ([Server.Requests]).
+package anthropictest

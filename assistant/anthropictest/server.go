@@ -1,0 +1,248 @@
+package anthropictest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+)
+
+// APIKey is the key the fake accepts unless [Server.SetAPIKey] changes it.
+const APIKey = "sk-ant-test-fake-key"
+
+// Request is one request the fake received, valid or not.
+type Request struct {
+	Header http.Header
+	// Body is the request body exactly as received.
+	Body []byte
+	// Params is Body decoded; it is zero when Body is not JSON.
+	Params Params
+	// Status is the status the fake answered with.
+	Status int
+	// Rejection is the error message the fake answered with when the
+	// request broke one of the API's rules; it is empty otherwise.
+	Rejection string
+}
+
+// Params are the fields of a Messages request that tests look at. The
+// JSON values are kept as they were sent, byte for byte.
+type Params struct {
+	Model        string            `json:"model"`
+	MaxTokens    int               `json:"max_tokens"`
+	System       json.RawMessage   `json:"system"`
+	Tools        json.RawMessage   `json:"tools"`
+	CacheControl json.RawMessage   `json:"cache_control"`
+	Messages     []json.RawMessage `json:"messages"`
+}
+
+// Server is a fake Messages API. Its methods are safe for concurrent use.
+type Server struct {
+	// URL is the base URL of the server, to pass to option.WithBaseURL.
+	URL string
+
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	key      string
+	queue    []Response
+	respond  func(Request) Response
+	requests []Request
+	nextID   int
+}
+
+// NewServer starts a fake Messages API and stops it when t's test ends.
+func NewServer(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{key: APIKey}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// Client returns an SDK client for the fake: its base URL, the fake's key,
+// no credentials from the environment, and no retries unless opts ask for
+// them. Later opts override earlier ones.
+func (s *Server) Client(opts ...option.RequestOption) anthropic.Client {
+	base := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithBaseURL(s.URL),
+		option.WithAPIKey(APIKey),
+		option.WithMaxRetries(0),
+	}
+	return anthropic.NewClient(append(base, opts...)...)
+}
+
+// SetAPIKey makes the fake accept key only.
+func (s *Server) SetAPIKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.key = key
+}
+
+// Enqueue appends scripted responses. Each valid request takes the first
+// one left; requests the fake rejects take none.
+func (s *Server) Enqueue(rs ...Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, rs...)
+}
+
+// Respond sets the function that answers valid requests once the queue is
+// empty. It is called with the server's lock released.
+func (s *Server) Respond(f func(Request) Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.respond = f
+}
+
+// Pending returns how many enqueued responses are left.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
+}
+
+// Requests returns the requests received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.requests))
+	copy(out, s.requests)
+	return out
+}
+
+// Rejected returns, for every request the fake refused because it broke
+// one of the API's rules, its status and message. Scripted errors are not
+// included.
+func (s *Server) Rejected() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.requests {
+		if r.Rejection != "" {
+			out = append(out, fmt.Sprintf("%d %s", r.Status, r.Rejection))
+		}
+	}
+	return out
+}
+
+func (s *Server) requestID() string {
+	s.nextID++
+	return fmt.Sprintf("req_fake_%04d", s.nextID)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	rec := Request{Header: r.Header.Clone(), Body: body}
+	_ = json.Unmarshal(body, &rec.Params)
+
+	s.mu.Lock()
+	reqID := s.requestID()
+	key := s.key
+	s.mu.Unlock()
+
+	w.Header().Set("request-id", reqID)
+	w.Header().Set("Content-Type", "application/json")
+
+	if apiErr := checkHTTP(r, key); apiErr != nil {
+		s.reject(w, &rec, reqID, apiErr)
+		return
+	}
+	if apiErr := checkBody(body); apiErr != nil {
+		s.reject(w, &rec, reqID, apiErr)
+		return
+	}
+
+	s.mu.Lock()
+	var resp Response
+	var ok bool
+	if len(s.queue) > 0 {
+		resp, s.queue, ok = s.queue[0], s.queue[1:], true
+	}
+	respond := s.respond
+	s.mu.Unlock()
+	if !ok {
+		if respond == nil {
+			s.reject(w, &rec, reqID, &apiError{http.StatusInternalServerError, "api_error", "anthropictest: no scripted response left"})
+			return
+		}
+		resp = respond(rec)
+	}
+
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	status, out := resp.render(reqID, rec.Params.Model, s.messageID(), s.defaultUsage(body))
+	rec.Status = status
+	s.record(rec)
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}
+
+func (s *Server) messageID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return fmt.Sprintf("msg_fake_%04d", s.nextID)
+}
+
+func (s *Server) reject(w http.ResponseWriter, rec *Request, reqID string, e *apiError) {
+	rec.Status = e.status
+	rec.Rejection = e.message
+	s.record(*rec)
+	w.WriteHeader(e.status)
+	_, _ = w.Write(errorBody(e.errType, e.message, reqID))
+}
+
+// defaultUsage is the usage of a response that scripts none: the body's
+// length in bytes / 4 as tokens, of which the longest byte prefix shared
+// with an earlier accepted request counts as read from the cache, so tests
+// can see whether requests keep their prefix stable.
+func (s *Server) defaultUsage(body []byte) Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	shared := 0
+	for _, r := range s.requests {
+		if r.Rejection != "" {
+			continue
+		}
+		n := 0
+		for n < len(body) && n < len(r.Body) && body[n] == r.Body[n] {
+			n++
+		}
+		shared = max(shared, n)
+	}
+	return Usage{
+		InputTokens:          (len(body) - shared) / 4,
+		OutputTokens:         16,
+		CacheReadInputTokens: shared / 4,
+	}
+}
+
+func (s *Server) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+}
+
+func errorBody(errType, message, reqID string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{
+		"type":       "error",
+		"error":      map[string]string{"type": errType, "message": message},
+		"request_id": reqID,
+	})
+	return bytes.TrimSpace(b.Bytes())
+}

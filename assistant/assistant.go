@@ -1,0 +1,270 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// Defaults of [Options].
+const (
+	DefaultModel             = anthropic.ModelClaudeSonnet5_5
+	DefaultMaxTokens         = 4096
+	DefaultMaxToolIterations = 25
+)
+
+// Person is a member of the family, as the assistant addresses them.
+type Person struct {
+	// Name is how the person is called in the conversation ("Erin").
+	Name string
+	// Location is the person's time zone, used for the date and time put
+	// in front of their messages; nil means the Options' Location.
+	Location *time.Location
+}
+
+// Options configure an [Assistant]. The zero value means the defaults.
+type Options struct {
+	// Model is the Claude model; "" means DefaultModel.
+	Model string
+	// MaxTokens bounds each response; 0 means DefaultMaxTokens.
+	MaxTokens int
+	// SystemPrompt is the system prompt; "" means DefaultSystemPrompt.
+	// Commands read it from a file; it must not change while the
+	// assistant runs, so that the prompt cache can serve it.
+	SystemPrompt string
+	// MaxToolIterations is the most tool rounds one message may run; 0
+	// means DefaultMaxToolIterations.
+	MaxToolIterations int
+	// Family maps a phone number, as the messages come in
+	// ("+14155551234"), to the person it belongs to. Senders not in it
+	// are called by their masked number.
+	Family map[string]Person
+	// Location is the time zone of senders whose Person has none; nil
+	// means UTC.
+	Location *time.Location
+	// Tools are the tools offered to the model; nil means none.
+	Tools *Registry
+	// Locker serialises each sender's messages; nil means a new
+	// [LocalLocker]. Replicas of one deployment share one Locker.
+	Locker Locker
+	// Logger receives one record per message handled and the detail of
+	// every failure; nil means no logging. Phones are masked and keys are
+	// never logged.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
+// person that says what to do instead.
+var (
+	// ErrEmptyMessage: the message has neither text nor an image.
+	ErrEmptyMessage = errors.New("empty message")
+	// ErrImageType: the image is not JPEG, PNG, GIF or WebP.
+	ErrImageType = errors.New("unsupported image type")
+	// ErrImageTooLarge: the image is over the API's 5 MB base64 limit.
+	ErrImageTooLarge = errors.New("image too large")
+)
+
+// Replies sent to the person when something goes wrong. They are short and
+// kind and say nothing about the cause; the log has the detail.
+const (
+	ReplyAPIFailure   = "Sorry, I can't reach my brain right now. Please try again in a minute."
+	ReplyAPIPartial   = "Sorry, I lost my connection partway through. Some of it may already be done; ask me again and I'll pick up from there."
+	ReplyInternal     = "Sorry, something went wrong on my side. Please try again."
+	ReplyEmpty        = "I didn't get any text. What can I do for you?"
+	ReplyImageType    = "Sorry, I can only look at JPEG, PNG, GIF or WebP pictures. Could you send it as a regular photo?"
+	ReplyImageTooBig  = "Sorry, that picture is too big for me (the limit is about 3.7 MB). Could you send a smaller one?"
+	ReplyNoAnswer     = "Sorry, I don't have an answer for that."
+	replyCapFormat    = "I had to stop: that needed more than %d steps. What's done is done; tell me what's left and I'll carry on."
+	replyDoneNoAnswer = "Done."
+)
+
+// Assistant answers the family's messages with Claude, remembering each
+// person's recent conversation. It is safe for concurrent use; messages of
+// one sender are handled one at a time, in the order they arrive.
+type Assistant struct {
+	client  anthropic.Client
+	mem     *conversation.Memory
+	model   string
+	maxTok  int
+	maxIter int
+	family  map[string]Person
+	loc     *time.Location
+	tools   *Registry
+	locker  Locker
+	log     *slog.Logger
+	now     func() time.Time
+	prefix  []byte // the request body up to the first message
+}
+
+// New returns an assistant that calls the Messages API with client and
+// keeps conversations in mem. The client carries the key, the base URL and
+// the retry policy (see the SDK's option package).
+func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Assistant, error) {
+	if mem == nil {
+		return nil, errors.New("assistant: new: nil memory")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	switch {
+	case o.MaxTokens < 0:
+		return nil, fmt.Errorf("assistant: new: max tokens must not be negative, got %d", o.MaxTokens)
+	case o.MaxToolIterations < 0:
+		return nil, fmt.Errorf("assistant: new: max tool iterations must not be negative, got %d", o.MaxToolIterations)
+	}
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if o.MaxTokens == 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.MaxToolIterations == 0 {
+		o.MaxToolIterations = DefaultMaxToolIterations
+	}
+	if strings.TrimSpace(o.SystemPrompt) == "" {
+		o.SystemPrompt = DefaultSystemPrompt
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Locker == nil {
+		o.Locker = &LocalLocker{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	family := make(map[string]Person, len(o.Family))
+	for phone, p := range o.Family {
+		if err := conversation.CheckPhone(phone); err != nil {
+			return nil, fmt.Errorf("assistant: new: family: %w", err)
+		}
+		family[phone] = p
+	}
+	a := &Assistant{
+		client: client, mem: mem, model: o.Model, maxTok: o.MaxTokens,
+		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
+		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now,
+	}
+	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+	return a, nil
+}
+
+// Inbound is one message from a person.
+type Inbound struct {
+	// From is the sender's phone, the conversation's key, or
+	// conversation.SystemSender for automated messages, which get no
+	// history and are not stored.
+	From string
+	// Text is what the person wrote; it may be empty with an image.
+	Text string
+	// Image is a picture sent with the message, if any.
+	Image []byte
+	// ImageType is the picture's media type ("image/jpeg"); empty means
+	// detect it from the bytes.
+	ImageType string
+}
+
+// Reply is the outcome of handling one message.
+type Reply struct {
+	// Text is what to send back to the person. It is never empty, and on
+	// failure it is a short, kind sentence.
+	Text string
+	// Usage is the token usage of every API call the message made.
+	Usage Usage
+	// ToolRounds is the number of tool rounds run.
+	ToolRounds int
+}
+
+// person returns who sent a message from phone.
+func (a *Assistant) person(phone string) Person {
+	p, ok := a.family[phone]
+	if !ok {
+		p = Person{Name: conversation.MaskPhone(phone)}
+	}
+	if p.Name == "" {
+		p.Name = conversation.MaskPhone(phone)
+	}
+	if p.Location == nil {
+		p.Location = a.loc
+	}
+	return p
+}
+
+// Handle handles one inbound message: it loads the sender's history, runs
+// the tool-use loop, saves the turn and returns the reply.
+//
+// Reply.Text is always something to send. When err is nil it is the answer
+// (or, when the tool loop hit its cap, a sentence saying so). When err is
+// not nil it is a short, kind sentence, and err says what went wrong: it
+// wraps ErrEmptyMessage, ErrImageType or ErrImageTooLarge for a message
+// refused before any API call, the SDK's *anthropic.Error for an API
+// failure, a context error, or a store error. Handle has already logged the
+// detail, so callers send Reply.Text and need not log err again; they may
+// use it to choose an exit status.
+//
+// The turn is saved on every path that made an API call and got at least
+// one tool round or a final answer; a message refused before the API, or an
+// API failure before any tool ran, stores nothing.
+func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
+	start := a.now()
+	log := a.log.With("phone", conversation.MaskPhone(in.From))
+	if err := conversation.CheckPhone(in.From); err != nil {
+		log.Warn("assistant: refused message", "err", err)
+		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+	}
+	user, refusal, err := a.userMessage(in, a.person(in.From), start)
+	if err != nil {
+		log.Info("assistant: refused message", "reason", err)
+		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)
+	}
+
+	system := in.From == conversation.SystemSender
+	if !system {
+		unlock, err := a.locker.Lock(ctx, in.From)
+		if err != nil {
+			log.Warn("assistant: waiting for the sender's previous message", "err", err)
+			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: lock: %w", err)
+		}
+		defer unlock()
+	}
+
+	var history []conversation.Message
+	if !system {
+		history, err = a.mem.History(ctx, in.From)
+		if err != nil {
+			log.Error("assistant: load history", "err", err)
+			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+		}
+	}
+
+	t := &turn{a: a, in: in, person: a.person(in.From), history: history, msgs: []conversation.Message{user}, log: log}
+	reply, err := t.run(ctx)
+	log.Info("assistant: message handled",
+		"history_messages", len(history),
+		"tool_rounds", t.rounds,
+		"api_calls", t.usage.Calls,
+		"input_tokens", t.usage.InputTokens,
+		"output_tokens", t.usage.OutputTokens,
+		"cache_creation_input_tokens", t.usage.CacheCreationInputTokens,
+		"cache_read_input_tokens", t.usage.CacheReadInputTokens,
+		"stored", t.stored,
+		"outcome", t.outcome,
+		"duration", a.now().Sub(start),
+	)
+	reply.Usage, reply.ToolRounds = t.usage, t.rounds
+	return reply, err
+}

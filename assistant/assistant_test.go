@@ -1,0 +1,347 @@
+package assistant_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
+)
+
+func TestTextReply(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(anthropictest.Text("Tacos tonight!"))
+
+	r := e.mustHandle(erin, "what's for dinner?")
+	if r.Text != "Tacos tonight!" {
+		t.Errorf("reply = %q", r.Text)
+	}
+	req := e.lastRequest()
+	if got := req.Header.Get("X-Api-Key"); got != anthropictest.APIKey {
+		t.Errorf("x-api-key = %q", got)
+	}
+	if req.Params.Model != assistant.DefaultModel || req.Params.MaxTokens != assistant.DefaultMaxTokens {
+		t.Errorf("model, max_tokens = %q, %d", req.Params.Model, req.Params.MaxTokens)
+	}
+	if string(req.Params.CacheControl) != `{"type":"ephemeral"}` {
+		t.Errorf("top-level cache_control = %s", req.Params.CacheControl)
+	}
+	if !bytes.Contains(req.Params.System, []byte(`"cache_control":{"type":"ephemeral"}`)) {
+		t.Errorf("system has no cache breakpoint: %s", req.Params.System)
+	}
+	// 18:35 UTC is 10:35 in California; the time is in the message.
+	want := []conversation.Message{conversation.UserText("[Tue 24 Feb 2026 10:35 PST] [From Erin]: what's for dinner?")}
+	assertSameMessages(t, sent(t, req), want)
+	if bytes.Contains(req.Params.System, []byte("24 Feb")) {
+		t.Errorf("the system prompt holds the date")
+	}
+
+	turns := e.turns(erin)
+	if len(turns) != 1 || len(turns[0].Messages) != 2 {
+		t.Fatalf("stored %d turns: %+v", len(turns), turns)
+	}
+	var u assistant.Usage
+	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.InputTokens == 0 || u.OutputTokens == 0 {
+		t.Errorf("stored usage = %s (%v)", turns[0].Extra["usage"], err)
+	}
+	if r.Usage != u {
+		t.Errorf("reply usage %+v, stored %+v", r.Usage, u)
+	}
+	for _, k := range []string{"input_tokens=", "output_tokens=", "cache_creation_input_tokens=", "cache_read_input_tokens=", "phone=+*******1234"} {
+		if !strings.Contains(e.logs.String(), k) {
+			t.Errorf("log lacks %s:\n%s", k, e.logs.String())
+		}
+	}
+}
+
+// A follow-up sends the stored history byte for byte, blocks the SDK does
+// not model included, and the request keeps the previous one as its prefix.
+func TestFollowUpSendsStoredBytes(t *testing.T) {
+	e := newEnv(t, nil, echoTool("search"))
+	odd := anthropictest.Response{Content: []json.RawMessage{
+		json.RawMessage(`{"type":"thinking","thinking":"Erin wants <quick> & cheap","signature":"c2lnbmF0dXJl"}`),
+		json.RawMessage(`{"type":"text","text":"1. Tacos & <salsa>\n2. Soup","citations":[{"type":"char_location","cited_text":"Tacos","document_index":0,"document_title":"Recipes","start_char_index":0,"end_char_index":5}]}`),
+		json.RawMessage(`{"type":"text","text":"  "}`),
+	}}
+	e.srv.Enqueue(odd, anthropictest.Text("Soup it is."))
+
+	e.mustHandle(erin, "ideas for dinner? <cheap> & quick")
+	first := e.lastRequest()
+	stored := e.history(erin)
+	if len(stored) != 2 {
+		t.Fatalf("stored %d messages", len(stored))
+	}
+	wantContent := `[{"type":"thinking","thinking":"Erin wants <quick> & cheap","signature":"c2lnbmF0dXJl"},{"type":"text","text":"1. Tacos & <salsa>\n2. Soup","citations":[{"type":"char_location","cited_text":"Tacos","document_index":0,"document_title":"Recipes","start_char_index":0,"end_char_index":5}]}]`
+	if string(stored[1].Content) != wantContent {
+		t.Errorf("stored assistant content:\n got %s\nwant %s", stored[1].Content, wantContent)
+	}
+
+	e.clock.Advance(2 * time.Minute)
+	if r := e.mustHandle(erin, "tell me more about number 2"); r.Text != "Soup it is." {
+		t.Errorf("reply = %q", r.Text)
+	}
+	second := e.lastRequest()
+	got := sent(t, second)
+	assertSameMessages(t, got[:2], stored)
+	// Everything up to the end of the first request's messages is the
+	// same bytes, so the cache can serve it.
+	firstBody := first.Body[:len(first.Body)-len("]}")]
+	if !bytes.HasPrefix(second.Body, firstBody) {
+		t.Errorf("the second request does not start with the first:\n1: %s\n2: %s", first.Body, second.Body)
+	}
+	if !bytes.Contains(second.Body, []byte(`Tacos & <salsa>`)) {
+		t.Errorf("history text was escaped: %s", second.Body)
+	}
+}
+
+func TestToolRound(t *testing.T) {
+	var calls []assistant.Call
+	tool := funcTool{name: "search", run: func(_ context.Context, c assistant.Call) (string, error) {
+		calls = append(calls, c)
+		return "Found 2 recipes: 1. Chicken tacos 2. Chicken soup", nil
+	}}
+	e := newEnv(t, nil, tool)
+	e.srv.Enqueue(
+		anthropictest.ToolUse("Let me look.", anthropictest.Call{Name: "search", Input: map[string]string{"query": "chicken"}}),
+		anthropictest.Text("I found chicken tacos and chicken soup."),
+	)
+	r := e.mustHandle(erin, "find me a chicken dinner")
+	if r.Text != "I found chicken tacos and chicken soup." || r.ToolRounds != 1 || r.Usage.Calls != 2 {
+		t.Errorf("reply = %+v", r)
+	}
+	if len(calls) != 1 || string(calls[0].Input) != `{"query":"chicken"}` || calls[0].Person.Name != "Erin" || calls[0].Phone != erin {
+		t.Fatalf("tool calls = %+v", calls)
+	}
+	req := e.lastRequest()
+	msgs := sent(t, req)
+	if len(msgs) != 3 {
+		t.Fatalf("second request has %d messages", len(msgs))
+	}
+	res := toolResults(t, msgs[2])
+	if len(res) != 1 || res[0].IsError || !strings.HasPrefix(res[0].Content, "Found 2 recipes") {
+		t.Errorf("tool results = %+v", res)
+	}
+	assertSameMessages(t, e.history(erin), append(msgs, conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("I found chicken tacos and chicken soup."))))
+	if !bytes.Contains(req.Params.Tools, []byte(`"name":"search"`)) {
+		t.Errorf("tools = %s", req.Params.Tools)
+	}
+}
+
+func TestToolFailuresBecomeErrorResults(t *testing.T) {
+	strict := funcTool{name: "add", schema: `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`,
+		run: func(_ context.Context, c assistant.Call) (string, error) {
+			var in struct{ N int }
+			if err := c.DecodeInput(&in); err != nil {
+				return "", err
+			}
+			return "ok", nil
+		}}
+	failing := funcTool{name: "fail", run: func(context.Context, assistant.Call) (string, error) {
+		return "", errors.New("the list service is down")
+	}}
+	panicking := funcTool{name: "boom", run: func(context.Context, assistant.Call) (string, error) {
+		panic("nil map")
+	}}
+	tests := []struct {
+		name    string
+		call    anthropictest.Call
+		content string
+	}{
+		{"error", anthropictest.Call{Name: "fail"}, "the list service is down"},
+		{"panic", anthropictest.Call{Name: "boom"}, "the tool failed unexpectedly"},
+		{"malformed input", anthropictest.Call{Name: "add", Input: map[string]any{"n": "two"}}, "invalid input"},
+		{"unknown field", anthropictest.Call{Name: "add", Input: map[string]any{"m": 2}}, "invalid input"},
+		{"unknown tool", anthropictest.Call{Name: "teleport"}, `There is no tool named "teleport".`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil, strict, failing, panicking)
+			e.srv.Enqueue(anthropictest.ToolUse("", tt.call), anthropictest.Text("Sorry, that did not work."))
+			r := e.mustHandle(erin, "do it")
+			if r.Text != "Sorry, that did not work." {
+				t.Errorf("reply = %q", r.Text)
+			}
+			msgs := sent(t, e.lastRequest())
+			res := toolResults(t, msgs[len(msgs)-1])
+			if len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].Content, tt.content) {
+				t.Errorf("tool result = %+v, want an error containing %q", res, tt.content)
+			}
+			if len(e.turns(erin)) != 1 {
+				t.Errorf("the turn was not stored")
+			}
+		})
+	}
+}
+
+func TestToolRoundLimit(t *testing.T) {
+	runs := 0
+	tool := funcTool{name: "search", run: func(context.Context, assistant.Call) (string, error) {
+		runs++
+		return "nothing yet", nil
+	}}
+	e := newEnv(t, &assistant.Options{MaxToolIterations: 2}, tool)
+	for range 3 {
+		e.srv.Enqueue(anthropictest.ToolUse("Still looking.", anthropictest.Call{Name: "search"}))
+	}
+	r, err := e.handle(erin, "find everything")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 2 || len(e.srv.Requests()) != 3 || r.ToolRounds != 2 {
+		t.Errorf("ran %d tools in %d requests, rounds %d; want 2 in 3", runs, len(e.srv.Requests()), r.ToolRounds)
+	}
+	if !strings.Contains(r.Text, "more than 2 steps") {
+		t.Errorf("reply = %q", r.Text)
+	}
+	h := e.history(erin)
+	if len(h) != 7 {
+		t.Fatalf("stored %d messages, want 7", len(h))
+	}
+	last := toolResults(t, h[6])
+	if !last[0].IsError || !strings.Contains(last[0].Content, "Not run") {
+		t.Errorf("the unrun call was answered with %+v", last)
+	}
+	// The next message goes out with the capped turn and is accepted.
+	e.srv.Enqueue(anthropictest.Text("Here is what I have."))
+	e.mustHandle(erin, "ok, what did you find?")
+}
+
+func TestAPIFailure(t *testing.T) {
+	tests := []struct {
+		name string
+		resp anthropictest.Response
+		code int
+	}{
+		{"rate limited", anthropictest.RateLimited(), http.StatusTooManyRequests},
+		{"server error", anthropictest.InternalError(), http.StatusInternalServerError},
+		{"overloaded", anthropictest.Overloaded(), 529},
+		{"invalid request", anthropictest.Fail(http.StatusBadRequest, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.srv.Enqueue(tt.resp)
+			r, err := e.handle(erin, "hello")
+			if r.Text != assistant.ReplyAPIFailure {
+				t.Errorf("reply = %q", r.Text)
+			}
+			var apiErr *anthropic.Error
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.code {
+				t.Fatalf("err = %v, want an *anthropic.Error with status %d", err, tt.code)
+			}
+			if e.turns(erin) != nil {
+				t.Errorf("a failed first call stored a turn")
+			}
+			log := e.logs.String()
+			for _, k := range []string{"status=" + strconv.Itoa(tt.code), "request_id=req_fake_", "error_type=" + tt.resp.Error.Type} {
+				if !strings.Contains(log, k) {
+					t.Errorf("log lacks %q:\n%s", k, log)
+				}
+			}
+		})
+	}
+}
+
+// After a tool round, a failed call saves the partial turn, which ends with
+// the tool results; the next message sends it and is accepted.
+func TestAPIFailureAfterToolRound(t *testing.T) {
+	e := newEnv(t, nil, echoTool("add_item"))
+	e.srv.Enqueue(
+		anthropictest.ToolUse("", anthropictest.Call{Name: "add_item", Input: map[string]string{"query": "milk"}}),
+		anthropictest.Overloaded(),
+	)
+	r, err := e.handle(erin, "add milk")
+	if err == nil || r.Text != assistant.ReplyAPIPartial {
+		t.Fatalf("reply %q, err %v", r.Text, err)
+	}
+	h := e.history(erin)
+	if len(h) != 3 || h[2].Role != conversation.RoleUser || toolResults(t, h[2])[0].IsError {
+		t.Fatalf("partial turn = %s", dump(h))
+	}
+	e.srv.Enqueue(anthropictest.Text("Milk is on the list."))
+	e.mustHandle(erin, "did it work?")
+	assertSameMessages(t, sent(t, e.lastRequest())[:3], h)
+}
+
+// The SDK retries what the API says may be retried.
+func TestRetry(t *testing.T) {
+	e := newEnv(t, nil)
+	a, err := assistant.New(e.srv.Client(optionRetries(2)), e.mem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited := anthropictest.RateLimited()
+	limited.Header = http.Header{"Retry-After-Ms": {"1"}}
+	e.srv.Enqueue(limited, anthropictest.Text("Hi!"))
+	r, err := a.Handle(context.Background(), assistant.Inbound{From: erin, Text: "hi"})
+	if err != nil || r.Text != "Hi!" {
+		t.Fatalf("reply %q, err %v", r.Text, err)
+	}
+	if n := len(e.srv.Requests()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}
+
+func TestSystemSender(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(anthropictest.Text("Reminder sent."), anthropictest.Text("Another."))
+	e.mustHandle(conversation.SystemSender, "daily reminder")
+	e.mustHandle(conversation.SystemSender, "daily reminder again")
+	if n := len(sent(t, e.lastRequest())); n != 1 {
+		t.Errorf("the system sender got history: %d messages", n)
+	}
+	sums, _ := e.mem.List(context.Background())
+	if len(sums) != 0 {
+		t.Errorf("stored %+v", sums)
+	}
+}
+
+func TestExpiryAndIsolation(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("ok") })
+	e.mustHandle(erin, "one")
+	e.mustHandle(jason, "two")
+	if n := len(sent(t, e.lastRequest())); n != 1 {
+		t.Errorf("Jason's first message went out with %d messages", n)
+	}
+	e.clock.Advance(29 * time.Minute)
+	e.mustHandle(erin, "three")
+	if n := len(sent(t, e.lastRequest())); n != 3 {
+		t.Errorf("Erin's follow-up went out with %d messages, want 3", n)
+	}
+	e.clock.Advance(31 * time.Minute)
+	e.mustHandle(erin, "four")
+	if n := len(sent(t, e.lastRequest())); n != 1 {
+		t.Errorf("after expiry the message went out with %d messages, want 1", n)
+	}
+}
+
+func TestUnknownSender(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(anthropictest.Text("Hello!"))
+	e.mustHandle("+447700900123", "hi")
+	if got := string(sent(t, e.lastRequest())[0].Content); !strings.Contains(got, "[From +********0123]: hi") || !strings.Contains(got, "UTC") {
+		t.Errorf("message = %s", got)
+	}
+}
+
+func TestEmptyMessage(t *testing.T) {
+	e := newEnv(t, nil)
+	r, err := e.handle(erin, "  \n ")
+	if !errors.Is(err, assistant.ErrEmptyMessage) || r.Text != assistant.ReplyEmpty {
+		t.Errorf("reply %q, err %v", r.Text, err)
+	}
+	if len(e.srv.Requests()) != 0 {
+		t.Errorf("an empty message was sent")
+	}
+}

@@ -1,0 +1,44 @@
+// Package assistant answers the family's messages with Claude: the tool-use
+// loop of the original design's handle_message, with per-person memory.
+//
+// [Assistant.Handle] takes one [Inbound] message. It loads the sender's
+// history from a [conversation.Memory] (never for the "system" sender),
+// appends the new user message "[local date and time] [From NAME]: text",
+// calls the Messages API, runs the [Tool]s the model asks for and calls
+// again, until the model answers; then it saves the whole turn, every tool
+// round included, and returns the [Reply]. The turn is saved on every path
+// that got somewhere: a final answer, the tool round limit, or an API
+// failure after at least one tool round (the partial turn ends with tool
+// results, so it is valid, and the next message knows what was done).
+//
+// # Requests and the prompt cache
+//
+// Tools, system prompt and history are a byte-identical prefix from one
+// request to the next: the tool definitions and system prompt are rendered
+// once, the time of day is put in the new user message rather than in the
+// system prompt, and the stored history is sent exactly as stored, never
+// decoded into the SDK's typed blocks (which would drop thinking
+// signatures, citations and server tool blocks). Every request asks for
+// prompt caching: a breakpoint on the system prompt (tools and system,
+// shared by all people) and the top-level automatic breakpoint that follows
+// the end of the conversation. The usage of every call (input, output,
+// cache creation and cache read tokens) is logged and stored on the turn
+// under the key "usage".
+//
+// # Failures
+//
+// A tool that fails, panics, gets malformed input or does not exist gives
+// the model a tool_result with is_error set, and the loop goes on. When the
+// API fails, the person gets a short, kind reply and the log gets the
+// status, the request id and the error type; the API key is never logged,
+// and phones are logged masked.
+//
+// # Order
+//
+// Messages from one sender are handled one at a time, in arrival order,
+// through a [Locker]; different senders run in parallel. [LocalLocker] does
+// this within one process.
+//
+// Package anthropictest is a fake Messages API that enforces the real API's
+// request rules; every test of this package runs against it.
+package assistant

@@ -1,0 +1,228 @@
+package assistant_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+const (
+	erin  = "+14155551234"
+	jason = "+14155555678"
+)
+
+var pacific = mustLoad("America/Los_Angeles")
+
+func mustLoad(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return time.FixedZone("PST", -8*3600)
+	}
+	return loc
+}
+
+// env is an assistant wired to a fake API, an in-memory store and a fake
+// clock, with its log captured.
+type env struct {
+	t     testing.TB
+	srv   *anthropictest.Server
+	mem   *conversation.Memory
+	a     *assistant.Assistant
+	clock *storetest.Clock
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newEnv(t testing.TB, opts *assistant.Options, tools ...assistant.Tool) *env {
+	t.Helper()
+	e := &env{t: t, srv: anthropictest.NewServer(t), clock: storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC)), logs: &syncBuffer{}}
+	mem, err := conversation.New(memstore.New(), &conversation.Options{Now: e.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.mem = mem
+	var o assistant.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Family == nil {
+		o.Family = map[string]assistant.Person{
+			erin:  {Name: "Erin", Location: pacific},
+			jason: {Name: "Jason", Location: pacific},
+		}
+	}
+	if len(tools) > 0 {
+		reg, err := assistant.NewRegistry(tools...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Tools = reg
+	}
+	o.Now = e.clock.Now
+	o.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e.a, err = assistant.New(e.srv.Client(), mem, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if testing.Verbose() && t.Failed() {
+			t.Logf("log:\n%s", e.logs.String())
+		}
+		for _, r := range e.srv.Rejected() {
+			t.Errorf("the fake API rejected a request: %s", r)
+		}
+		if strings.Contains(e.logs.String(), anthropictest.APIKey) {
+			t.Errorf("the API key is in the log")
+		}
+		for _, p := range []string{erin, jason} {
+			if strings.Contains(e.logs.String(), p) {
+				t.Errorf("an unmasked phone is in the log")
+			}
+		}
+	})
+	return e
+}
+
+func (e *env) handle(from, text string) (assistant.Reply, error) {
+	e.t.Helper()
+	return e.a.Handle(context.Background(), assistant.Inbound{From: from, Text: text})
+}
+
+func (e *env) mustHandle(from, text string) assistant.Reply {
+	e.t.Helper()
+	r, err := e.handle(from, text)
+	if err != nil {
+		e.t.Fatalf("Handle(%q): %v", text, err)
+	}
+	return r
+}
+
+func (e *env) history(phone string) []conversation.Message {
+	e.t.Helper()
+	h, err := e.mem.History(context.Background(), phone)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+func (e *env) turns(phone string) []conversation.Turn {
+	e.t.Helper()
+	c, err := e.mem.Store().Load(context.Background(), phone)
+	if err != nil {
+		return nil
+	}
+	return c.Turns
+}
+
+// lastRequest returns the last request the fake received.
+func (e *env) lastRequest() anthropictest.Request {
+	e.t.Helper()
+	reqs := e.srv.Requests()
+	if len(reqs) == 0 {
+		e.t.Fatal("no request was sent")
+	}
+	return reqs[len(reqs)-1]
+}
+
+// sent returns the messages of a request as conversation messages, bytes
+// as sent.
+func sent(t testing.TB, r anthropictest.Request) []conversation.Message {
+	t.Helper()
+	out := make([]conversation.Message, len(r.Params.Messages))
+	for i, raw := range r.Params.Messages {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = conversation.Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+func assertSameMessages(t testing.TB, got, want []conversation.Message) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d messages, want %d:\ngot  %s\nwant %s", len(got), len(want), dump(got), dump(want))
+	}
+	for i := range got {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("message %d differs:\ngot  %s %s\nwant %s %s", i, got[i].Role, got[i].Content, want[i].Role, want[i].Content)
+		}
+	}
+}
+
+func dump(msgs []conversation.Message) string {
+	b, _ := json.Marshal(msgs)
+	return string(b)
+}
+
+// funcTool is a tool for tests.
+type funcTool struct {
+	name   string
+	schema string
+	run    func(context.Context, assistant.Call) (string, error)
+}
+
+func (f funcTool) Name() string        { return f.name }
+func (f funcTool) Description() string { return "Test tool " + f.name + "." }
+func (f funcTool) InputSchema() json.RawMessage {
+	if f.schema == "" {
+		return json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}}}`)
+	}
+	return json.RawMessage(f.schema)
+}
+func (f funcTool) Run(ctx context.Context, c assistant.Call) (string, error) { return f.run(ctx, c) }
+
+func echoTool(name string) funcTool {
+	return funcTool{name: name, run: func(_ context.Context, c assistant.Call) (string, error) {
+		return name + " result for " + string(c.Input), nil
+	}}
+}
+
+// toolResult is a decoded tool_result block.
+type toolResult struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error"`
+}
+
+func toolResults(t testing.TB, m conversation.Message) []toolResult {
+	t.Helper()
+	var out []toolResult
+	if err := json.Unmarshal(m.Content, &out); err != nil {
+		t.Fatalf("not tool results: %s", m.Content)
+	}
+	return out
+}

@@ -1,0 +1,175 @@
+package assistant
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// The request body is written here rather than by the SDK's param structs.
+// The stored history must reach the API byte for byte: decoding it into the
+// SDK's typed blocks would drop what they do not model (thinking
+// signatures, citations, server tool blocks), and the SDK's JSON helpers
+// (param.SetJSON, option.WithJSONSet) re-encode raw JSON with HTML escaping,
+// turning "&" into "\u0026". The SDK still does everything else: the
+// transport, the headers, retries with backoff, timeouts and the typed
+// *anthropic.Error. option.WithRequestBody hands it the bytes.
+
+// ephemeral is a prompt cache breakpoint.
+const ephemeral = `{"type":"ephemeral"}`
+
+// renderPrefix returns the request body up to and including `"messages":[`.
+// It is computed once,
+// so tools and system prompt are the same bytes in every request, which is
+// what lets the prompt cache serve them to every person.
+//
+// Two cache breakpoints are asked for: one on the system prompt, covering
+// the tools and the system prompt (shared by all conversations), and the
+// top-level automatic one, which the API moves to the last block of each
+// request so that a conversation's history is read from the cache on its
+// next message. Neither touches the messages, so they go out as stored.
+func renderPrefix(model string, maxTokens int, system string, tools []Tool) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":`)
+	b.Write(quote(model))
+	b.WriteString(`,"max_tokens":`)
+	b.WriteString(strconv.Itoa(maxTokens))
+	b.WriteString(`,"cache_control":` + ephemeral)
+	if len(tools) > 0 {
+		b.WriteString(`,"tools":[`)
+		for i, t := range tools {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"name":`)
+			b.Write(quote(t.Name()))
+			b.WriteString(`,"description":`)
+			b.Write(quote(t.Description()))
+			b.WriteString(`,"input_schema":`)
+			var schema bytes.Buffer
+			if err := json.Compact(&schema, t.InputSchema()); err != nil {
+				schema.WriteString(`{"type":"object"}`) // NewRegistry checked it
+			}
+			b.Write(schema.Bytes())
+			b.WriteByte('}')
+		}
+		b.WriteByte(']')
+	}
+	b.WriteString(`,"system":[{"type":"text","text":`)
+	b.Write(quote(system))
+	b.WriteString(`,"cache_control":` + ephemeral + `}]`)
+	b.WriteString(`,"messages":[`)
+	return b.Bytes()
+}
+
+// body returns the request body for history followed by msgs.
+func (a *Assistant) body(history, msgs []conversation.Message) ([]byte, error) {
+	n := len(a.prefix) + 2
+	for _, m := range history {
+		n += len(m.Content) + 32
+	}
+	for _, m := range msgs {
+		n += len(m.Content) + 32
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n))
+	b.Write(a.prefix)
+	i := 0
+	for _, list := range [][]conversation.Message{history, msgs} {
+		for _, m := range list {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			i++
+			mb, err := m.MarshalJSON()
+			if err != nil {
+				return nil, fmt.Errorf("message %d: %w", i-1, err)
+			}
+			b.Write(mb)
+		}
+	}
+	b.WriteString(`]}`)
+	return b.Bytes(), nil
+}
+
+// response is what the loop needs of a Messages API response.
+type response struct {
+	content    json.RawMessage // the "content" array, compacted, otherwise as sent
+	stopReason string
+	usage      Usage
+	requestID  string
+}
+
+// send makes one Messages API call.
+func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Message) (response, error) {
+	body, err := a.body(history, msgs)
+	if err != nil {
+		return response{}, fmt.Errorf("render request: %w", err)
+	}
+	// Model and MaxTokens are set for the SDK's timeout policy only; the
+	// body sent is the one above.
+	params := anthropic.MessageNewParams{Model: a.model, MaxTokens: int64(a.maxTok)}
+	var httpResp *http.Response
+	msg, err := a.client.Messages.New(ctx, params,
+		option.WithRequestBody("application/json", body),
+		option.WithResponseInto(&httpResp))
+	if err != nil {
+		return response{}, err
+	}
+	var r struct {
+		Content    json.RawMessage `json:"content"`
+		StopReason string          `json:"stop_reason"`
+		Usage      Usage           `json:"usage"`
+	}
+	if err := json.Unmarshal([]byte(msg.RawJSON()), &r); err != nil {
+		return response{}, fmt.Errorf("decode response: %w", err)
+	}
+	var content bytes.Buffer
+	if len(r.Content) > 0 {
+		if err := json.Compact(&content, r.Content); err != nil {
+			return response{}, fmt.Errorf("decode response content: %w", err)
+		}
+	}
+	out := response{content: content.Bytes(), stopReason: r.StopReason, usage: r.Usage}
+	out.usage.Calls = 1
+	if httpResp != nil {
+		out.requestID = httpResp.Header.Get("request-id")
+	}
+	return out, nil
+}
+
+// Usage is the token usage of the API calls made for one message, the sum
+// of each response's usage. It is stored on the turn as its "usage" key.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	// Calls is the number of API calls that returned a message.
+	Calls int `json:"api_calls"`
+}
+
+func (u *Usage) add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheCreationInputTokens += o.CacheCreationInputTokens
+	u.CacheReadInputTokens += o.CacheReadInputTokens
+	u.Calls += o.Calls
+}
+
+// quote returns s as a JSON string without HTML escaping, the way package
+// conversation writes stored text.
+func quote(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
