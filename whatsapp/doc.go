@@ -1,0 +1,24 @@
+// Package whatsapp receives messages from the WhatsApp Business Cloud API
+// and answers them: an [http.Handler] for Meta's webhook and a small Graph
+// API client written on net/http.
+//
+// The [Server] checks every webhook delivery's X-Hub-Signature-256 against
+// the app secret, answers 200 at once and processes the messages in the
+// background: one queue per sender, so one person's messages are answered
+// one at a time and in order while different people are answered in
+// parallel. A message id is answered once ([Dedup], persisted by
+// [DedupFile]), messages older than [Config.MaxAge] are skipped, and only
+// the family's phone numbers are answered. Text, photos (downloaded from
+// the Graph API), button and list replies go to a [Responder]; other kinds
+// of message get a short reply saying what the assistant can read. Replies
+// longer than WhatsApp's 4,096 characters are split on paragraph, line or
+// word boundaries, and sends that meet a 429 or a 5xx are retried with
+// backoff.
+//
+// Two seams exist for running several replicas: [Dedup] and [Locker]. The
+// defaults here are for one process; a shared implementation (on Redis, for
+// example) makes a message answered once and a sender's messages ordered
+// across processes.
+//
+// Package graphtest is a fake Graph API for tests.
+package whatsapp

@@ -1,0 +1,238 @@
+package whatsapp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The webhook payload, as documented for the Cloud API's "messages" field:
+//
+//	{"object": "whatsapp_business_account",
+//	 "entry": [{"id": WABA_ID, "changes": [{"field": "messages", "value": {
+//	   "messaging_product": "whatsapp",
+//	   "metadata": {"display_phone_number": ..., "phone_number_id": ...},
+//	   "contacts": [{"profile": {"name": ...}, "wa_id": ...}],
+//	   "messages": [{"from": ..., "id": "wamid...", "timestamp": "...", "type": ..., ...}],
+//	   "statuses": [...]}}]}]}
+//
+// Only the fields this package uses are decoded; everything else is ignored.
+type notification struct {
+	Object string  `json:"object"`
+	Entry  []entry `json:"entry"`
+}
+
+type entry struct {
+	ID      string   `json:"id"`
+	Changes []change `json:"changes"`
+}
+
+type change struct {
+	Field string      `json:"field"`
+	Value changeValue `json:"value"`
+}
+
+type changeValue struct {
+	Metadata struct {
+		PhoneNumberID string `json:"phone_number_id"`
+	} `json:"metadata"`
+	Contacts []struct {
+		Profile struct {
+			Name string `json:"name"`
+		} `json:"profile"`
+		WaID string `json:"wa_id"`
+	} `json:"contacts"`
+	Messages []wireMessage     `json:"messages"`
+	Statuses []json.RawMessage `json:"statuses"`
+}
+
+type wireMessage struct {
+	From      string   `json:"from"`
+	ID        string   `json:"id"`
+	Timestamp unixTime `json:"timestamp"`
+	Type      string   `json:"type"`
+	Text      *struct {
+		Body string `json:"body"`
+	} `json:"text"`
+	Image *struct {
+		ID       string `json:"id"`
+		MimeType string `json:"mime_type"`
+		Caption  string `json:"caption"`
+	} `json:"image"`
+	Interactive *struct {
+		Type        string     `json:"type"`
+		ButtonReply *replyItem `json:"button_reply"`
+		ListReply   *replyItem `json:"list_reply"`
+	} `json:"interactive"`
+	Button *struct {
+		Text    string `json:"text"`
+		Payload string `json:"payload"`
+	} `json:"button"`
+}
+
+type replyItem struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// unixTime is a Unix time in seconds, which the payload writes as a string
+// ("1603059201") but which some documented samples write as a number.
+type unixTime struct{ time.Time }
+
+func (t *unixTime) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "null" {
+		return nil
+	}
+	if uq, err := strconv.Unquote(s); err == nil {
+		s = uq
+	}
+	sec, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || sec < 0 || sec > 1<<40 {
+		return fmt.Errorf("timestamp %.40q is not a Unix time", s)
+	}
+	t.Time = time.Unix(sec, 0).UTC()
+	return nil
+}
+
+// kind is what the server does with a message.
+type kind int
+
+const (
+	kindText        kind = iota // text for the Responder
+	kindImage                   // a photo to download, with an optional caption
+	kindUnsupported             // answered with what the assistant can read
+	kindIgnored                 // not answered at all (reactions, system notices)
+)
+
+// event is one message of a delivery, flattened out of its entry and change.
+type event struct {
+	PhoneNumberID string // the business number it was sent to
+	ID            string // wamid
+	From          string // normalised "+<digits>"; empty when not a phone number
+	WaID          string // the sender's WhatsApp id as sent, to reply to
+	ProfileName   string
+	Time          time.Time
+	Type          string // the payload's type, for logs
+	Kind          kind
+	Text          string
+	MediaID       string
+	MediaType     string
+}
+
+// delivery is what one webhook request carries.
+type delivery struct {
+	Object   string
+	Events   []event
+	Statuses int // status updates, which are ignored
+	Skipped  int // changes of fields other than "messages"
+}
+
+// errMalformed is returned by parseDelivery for a body that is not a
+// webhook payload.
+var errMalformed = errors.New("malformed webhook payload")
+
+// parseDelivery decodes a webhook body. It never panics; a body that is not
+// JSON of the documented shape returns an error wrapping errMalformed.
+func parseDelivery(body []byte) (delivery, error) {
+	var n notification
+	if err := json.Unmarshal(body, &n); err != nil {
+		return delivery{}, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	d := delivery{Object: n.Object}
+	for _, e := range n.Entry {
+		for _, c := range e.Changes {
+			if c.Field != "" && c.Field != "messages" {
+				d.Skipped++
+				continue
+			}
+			v := c.Value
+			d.Statuses += len(v.Statuses)
+			for _, m := range v.Messages {
+				ev := event{
+					PhoneNumberID: v.Metadata.PhoneNumberID,
+					ID:            m.ID,
+					From:          NormalizePhone(m.From),
+					WaID:          m.From,
+					Time:          m.Timestamp.Time,
+					Type:          m.Type,
+				}
+				for _, ct := range v.Contacts {
+					if ct.WaID == m.From || len(v.Contacts) == 1 {
+						ev.ProfileName = ct.Profile.Name
+						break
+					}
+				}
+				classify(&ev, &m)
+				d.Events = append(d.Events, ev)
+			}
+		}
+	}
+	return d, nil
+}
+
+// classify sets the event's kind and text from the message's type.
+func classify(ev *event, m *wireMessage) {
+	ev.Kind = kindUnsupported
+	switch m.Type {
+	case "text":
+		if m.Text != nil && strings.TrimSpace(m.Text.Body) != "" {
+			ev.Kind, ev.Text = kindText, m.Text.Body
+		}
+	case "image":
+		if m.Image != nil && m.Image.ID != "" {
+			ev.Kind, ev.Text = kindImage, m.Image.Caption
+			ev.MediaID, ev.MediaType = m.Image.ID, m.Image.MimeType
+		}
+	case "interactive":
+		if m.Interactive == nil {
+			break
+		}
+		var r *replyItem
+		switch m.Interactive.Type {
+		case "button_reply":
+			r = m.Interactive.ButtonReply
+		case "list_reply":
+			r = m.Interactive.ListReply
+		}
+		if r != nil && strings.TrimSpace(r.Title) != "" {
+			ev.Kind, ev.Text = kindText, r.Title
+		}
+	case "button": // a quick-reply button of a template message
+		if m.Button != nil && strings.TrimSpace(m.Button.Text) != "" {
+			ev.Kind, ev.Text = kindText, m.Button.Text
+		}
+	case "reaction", "system", "request_welcome":
+		// A reaction is an emoji on an earlier message and a system
+		// message a notice such as a changed number: answering them with
+		// "I can only read text and photos" would only be noise.
+		ev.Kind = kindIgnored
+	}
+}
+
+// NormalizePhone returns phone as "+" and its digits, dropping spaces,
+// dashes, dots and brackets, so that "+1 (631) 555-1181" and the wa_id
+// "16315551181" are the same key. It returns "" when phone has anything else
+// or no digits.
+func NormalizePhone(phone string) string {
+	var b strings.Builder
+	b.Grow(len(phone) + 1)
+	b.WriteByte('+')
+	for i, r := range phone {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '+' && i == 0, r == ' ', r == '-', r == '.', r == '(', r == ')':
+		default:
+			return ""
+		}
+	}
+	if b.Len() == 1 || b.Len() > 33 {
+		return ""
+	}
+	return b.String()
+}
