@@ -79,10 +79,11 @@ func BenchmarkSaveTurn(b *testing.B) {
 	for _, phones := range []int{2, 1000, 10000} {
 		b.Run(fmt.Sprintf("phones=%d", phones), func(b *testing.B) {
 			mem, path := benchMemory(b, phones)
-			turn := benchTurn(99)
+			i := 100 // fresh tool ids: the fixture uses 0-9
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := mem.SaveTurn(ctx, "+15550000001", turn); err != nil {
+				i++
+				if err := mem.SaveTurn(ctx, "+15550000001", benchTurn(i)); err != nil {
 					b.Fatal(err)
 				}
 			}

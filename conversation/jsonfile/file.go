@@ -67,19 +67,19 @@ func readFile(path string) ([]byte, stamp, error) {
 	return data, stampOf(fi), nil
 }
 
-// writeFile replaces the file at path with data so that a crash at any
+// writeFile replaces the file at path with what write writes so that a crash at any
 // instant leaves either the old or the new file, whole: the data goes to a
 // temporary file in the same folder, is synced, renamed over path, and the
 // folder is synced so the rename itself is durable. It returns the stamp of
 // the new file.
-func writeFile(path string, data []byte) (stamp, error) {
+func writeFile(path string, write func(io.Writer) (int64, error)) (stamp, int64, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
 	}
 	tmp, err := os.CreateTemp(dir, tempPrefix(base)+"*") // mode 0600
 	if err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	tmpName := tmp.Name()
 	ok := false
@@ -89,32 +89,33 @@ func writeFile(path string, data []byte) (stamp, error) {
 			os.Remove(tmpName)
 		}
 	}()
-	if _, err := tmp.Write(data); err != nil {
-		return stamp{}, err
+	size, err := write(tmp)
+	if err != nil {
+		return stamp{}, 0, err
 	}
 	if err := tmp.Sync(); err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	fi, err := tmp.Stat()
 	if err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	if err := tmp.Close(); err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	if err := os.Rename(tmpName, path); err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	ok = true
 	if err := syncDir(dir); err != nil {
-		return stamp{}, err
+		return stamp{}, 0, err
 	}
 	// The rename changed the ctime; stat again by path for the stamp that
 	// readers will see, falling back to what the temporary file had.
 	if st, err := statPath(path); err == nil && st.ino == stampOf(fi).ino {
-		return st, nil
+		return st, size, nil
 	}
-	return stampOf(fi), nil
+	return stampOf(fi), size, nil
 }
 
 func tempPrefix(base string) string { return "." + base + ".tmp-" }

@@ -1,10 +1,12 @@
 package jsonfile
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -202,30 +204,32 @@ func (e *entry) encode(loc *time.Location) error {
 	return nil
 }
 
-// render returns the whole file for st.
-func render(st *state) []byte {
-	n := 4
-	for _, p := range st.order {
-		n += len(p) + len(st.entries[p].enc) + 8
+// render writes the whole file for st to w and returns its size. Entries
+// are written from their cached encodings, so the cost of a save is the
+// copy, not the encoding, of the conversations it did not change.
+func render(st *state, w io.Writer) (int64, error) {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var n int64
+	put := func(b []byte) {
+		m, _ := bw.Write(b) // the error sticks in bw and is returned by Flush
+		n += int64(m)
 	}
-	var b bytes.Buffer
-	b.Grow(n)
 	if len(st.order) == 0 {
-		b.WriteString("{}\n")
-		return b.Bytes()
+		put([]byte("{}\n"))
+		return n, bw.Flush()
 	}
-	b.WriteString("{\n")
+	put([]byte("{\n"))
 	for i, p := range st.order {
 		if i > 0 {
-			b.WriteString(",\n")
+			put([]byte(",\n"))
 		}
-		b.WriteString("  ")
-		b.Write(quote(p))
-		b.WriteString(": ")
-		b.Write(st.entries[p].enc)
+		put([]byte("  "))
+		put(quote(p))
+		put([]byte(": "))
+		put(st.entries[p].enc)
 	}
-	b.WriteString("\n}\n")
-	return b.Bytes()
+	put([]byte("\n}\n"))
+	return n, bw.Flush()
 }
 
 func quote(s string) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -230,13 +231,12 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 			}
 			return err
 		}
-		data := render(next)
-		st, err := writeFile(s.path, data)
+		st, size, err := writeFile(s.path, func(w io.Writer) (int64, error) { return render(next, w) })
 		if err != nil {
 			return fmt.Errorf("write %s: %w", s.path, err)
 		}
 		s.st, s.stamp = next, st
-		s.checkSize(int64(len(data)), len(next.order))
+		s.checkSize(size, len(next.order))
 		return nil
 	})
 }
