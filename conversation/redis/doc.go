@@ -10,7 +10,10 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
-// Both carry the same TTL: the inactivity timeout of the save plus a second,
+// A [Locker]'s lock on a key is <prefix>lock:<key> and a [Dedup]'s id is
+// <prefix>seen:<id>; they share the store's connections.
+//
+// Both keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that
 // people who never come back do not stay in Redis and no sweeper is needed;
 // whether a conversation is over is decided by [conversation.Memory] from
