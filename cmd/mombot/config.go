@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// fileConfig is the configuration file (--config, MOMBOT_CONFIG, default
+// mombot.json when it exists): the family and the settings that are not
+// secret. Secrets come from the environment only.
+type fileConfig struct {
+	// Timezone is the family's time zone (an IANA name); people without
+	// their own use it. Empty means the machine's.
+	Timezone string `json:"timezone"`
+	// Family maps each phone number to its person. Only these numbers are
+	// answered on WhatsApp.
+	Family map[string]personConfig `json:"family"`
+
+	Model             string `json:"model"`
+	MaxTokens         int    `json:"max_tokens"`
+	MaxToolIterations int    `json:"max_tool_iterations"`
+	// SystemPromptFile replaces the built-in system prompt; a relative
+	// path is relative to the configuration file.
+	SystemPromptFile string `json:"system_prompt_file"`
+
+	WhatsApp whatsAppConfig `json:"whatsapp"`
+
+	dir string // the configuration file's folder
+}
+
+type personConfig struct {
+	Name     string `json:"name"`
+	Timezone string `json:"timezone"`
+}
+
+type whatsAppConfig struct {
+	PhoneNumberID string `json:"phone_number_id"`
+	GraphVersion  string `json:"graph_version"`
+	GraphURL      string `json:"graph_url"`
+	// MaxAge is how old an incoming message may be and still be
+	// answered, as a duration ("24h").
+	MaxAge string `json:"max_age"`
+}
+
+// defaultConfigPath is read when no configuration file is named, if it
+// exists.
+const defaultConfigPath = "mombot.json"
+
+// loadConfig reads the configuration file at path. With path empty it reads
+// mombot.json if there is one, and otherwise returns an empty configuration.
+func loadConfig(path string) (*fileConfig, error) {
+	named := path != ""
+	if !named {
+		path = defaultConfigPath
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !named {
+		return &fileConfig{dir: "."}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var c fileConfig
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.dir = filepath.Dir(path)
+	if _, err := c.location(c.Timezone); err != nil {
+		return nil, fmt.Errorf("config %s: timezone: %w", path, err)
+	}
+	for phone, p := range c.Family {
+		if err := conversation.CheckPhone(phone); err != nil {
+			return nil, fmt.Errorf("config %s: family: %w", path, err)
+		}
+		if p.Name == "" {
+			return nil, fmt.Errorf("config %s: family member %s has no name", path, conversation.MaskPhone(phone))
+		}
+		if _, err := c.location(p.Timezone); err != nil {
+			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", path, p.Name, err)
+		}
+	}
+	if c.WhatsApp.MaxAge != "" {
+		if _, err := time.ParseDuration(c.WhatsApp.MaxAge); err != nil {
+			return nil, fmt.Errorf("config %s: whatsapp.max_age: %w", path, err)
+		}
+	}
+	return &c, nil
+}
+
+// location returns the zone named tz; empty means the family's, or the
+// machine's.
+func (c *fileConfig) location(tz string) (*time.Location, error) {
+	if tz == "" {
+		tz = c.Timezone
+	}
+	if tz == "" {
+		return time.Local, nil
+	}
+	return time.LoadLocation(tz)
+}
+
+// systemPrompt returns the system prompt file's text, or "" for the
+// built-in one.
+func (c *fileConfig) systemPrompt() (string, error) {
+	if c.SystemPromptFile == "" {
+		return "", nil
+	}
+	path := c.SystemPromptFile
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.dir, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("config: system prompt: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "", fmt.Errorf("config: system prompt file %s is empty", path)
+	}
+	return string(data), nil
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mombot.json")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "prompt.txt"), []byte("You are the Smith family's assistant."), 0o600)
+	path := filepath.Join(dir, "mombot.json")
+	os.WriteFile(path, []byte(`{
+  "timezone": "America/Los_Angeles",
+  "family": {
+    "+14155551234": {"name": "Erin"},
+    "+14155555678": {"name": "Jason", "timezone": "Europe/Paris"}
+  },
+  "system_prompt_file": "prompt.txt",
+  "whatsapp": {"phone_number_id": "123", "max_age": "12h"}
+}`), 0o600)
+	c, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loc, _ := c.location(c.Family["+14155551234"].Timezone); loc.String() != "America/Los_Angeles" {
+		t.Errorf("Erin's zone = %v, want the family's", loc)
+	}
+	if loc, _ := c.location(c.Family["+14155555678"].Timezone); loc.String() != "Europe/Paris" {
+		t.Errorf("Jason's zone = %v", loc)
+	}
+	if p, err := c.systemPrompt(); err != nil || !strings.Contains(p, "Smith") {
+		t.Errorf("system prompt = %q, %v", p, err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := map[string]string{
+		`{"family": {"+1": {}}}`:                           "has no name",
+		`{"family": {"": {"name": "x"}}}`:                  "invalid phone",
+		`{"timezone": "Mars/Olympus"}`:                     "timezone",
+		`{"famly": {}}`:                                    `unknown field "famly"`,
+		`{"whatsapp": {"max_age": "a day"}}`:               "max_age",
+		`{"family": {"+1": {"name": "x", "timezone": 3}}}`: "cannot unmarshal",
+	}
+	for body, want := range tests {
+		if _, err := loadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", body, err, want)
+		}
+	}
+	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Error("a named configuration file that is missing was accepted")
+	}
+}
