@@ -1,0 +1,153 @@
+package whatsapp
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Defaults used for the zero values of [Config].
+const (
+	DefaultAPIVersion    = "v21.0"
+	DefaultBaseURL       = "https://graph.facebook.com"
+	DefaultMaxAge        = 24 * time.Hour
+	DefaultMaxAttempts   = 4
+	DefaultRetryDelay    = 500 * time.Millisecond
+	DefaultMaxMediaBytes = 16 << 20
+)
+
+// MaxBodyBytes is the largest webhook body the server reads; a larger one
+// is refused with 413.
+const MaxBodyBytes = 3 << 20
+
+// Inbound is one message from a family member, ready for the assistant.
+type Inbound struct {
+	// ID is WhatsApp's message id (a "wamid.").
+	ID string
+	// From is the sender's phone number, "+" and digits.
+	From string
+	// Name is the sender's name from the family configuration, or the
+	// WhatsApp profile name when the configuration has none.
+	Name string
+	// ProfileName is the name on the sender's WhatsApp profile; it may be
+	// empty and is chosen by the sender.
+	ProfileName string
+	// Text is the message: the text, a photo's caption, or the title of
+	// the button or list item tapped. It may be empty for a photo.
+	Text string
+	// Image is the photo's bytes, nil for other messages; ImageType is its
+	// media type as WhatsApp reports it, such as "image/jpeg".
+	Image     []byte
+	ImageType string
+	// Time is when the sender sent it.
+	Time time.Time
+}
+
+// Responder answers a message; it is the assistant.
+//
+// Respond returns the reply to send, which may be long (the server splits
+// it) or empty (nothing is sent). The server calls Respond for one sender
+// at a time, in the order of their messages, and for different senders
+// concurrently, so implementations must be safe for concurrent use. ctx is
+// cancelled when a shutdown runs out of time. On error the server logs it
+// and sends the sender a short apology; the error text is never shown to
+// them.
+type Responder interface {
+	Respond(ctx context.Context, msg Inbound) (reply string, err error)
+}
+
+// ResponderFunc adapts a function to [Responder].
+type ResponderFunc func(ctx context.Context, msg Inbound) (string, error)
+
+// Respond calls f(ctx, msg).
+func (f ResponderFunc) Respond(ctx context.Context, msg Inbound) (string, error) {
+	return f(ctx, msg)
+}
+
+// Config configures a [Server]. Fields marked required must be set; the
+// zero value of every other field means its default.
+type Config struct {
+	// AccessToken is the Graph API token sent as a bearer token. Required.
+	AccessToken string
+	// PhoneNumberID is the id of the business phone number replies are
+	// sent from; messages to other numbers of the account are ignored.
+	// Required.
+	PhoneNumberID string
+	// AppSecret is the Meta app's secret, which signs every webhook
+	// delivery. Required unless AllowUnsigned is set.
+	AppSecret string
+	// AllowUnsigned lets New succeed without an AppSecret, in which case
+	// deliveries are not authenticated at all. For local development only;
+	// New logs a warning when it takes effect.
+	AllowUnsigned bool
+	// VerifyToken is the token chosen when registering the webhook URL
+	// with Meta, checked during the verification handshake. Without it the
+	// handshake always fails.
+	VerifyToken string
+
+	// APIVersion is the Graph API version in request paths, such as
+	// "v21.0". Default DefaultAPIVersion.
+	APIVersion string
+	// BaseURL is the Graph API's scheme and host. Default DefaultBaseURL;
+	// tests and proxies set their own.
+	BaseURL string
+	// HTTPClient makes the Graph API calls. Default: a client with a
+	// 30-second timeout.
+	HTTPClient *http.Client
+	// MaxAttempts bounds the attempts to send one message part when the
+	// Graph API answers 429 or 5xx. Default DefaultMaxAttempts.
+	MaxAttempts int
+	// RetryDelay is the backoff before the second attempt; it doubles for
+	// each attempt after that. Default DefaultRetryDelay.
+	RetryDelay time.Duration
+	// MaxMediaBytes bounds the size of a downloaded photo. Default
+	// DefaultMaxMediaBytes.
+	MaxMediaBytes int64
+
+	// Family maps the phone numbers allowed to talk to the assistant to
+	// the person's name (which may be empty). Numbers are normalised with
+	// NormalizePhone, so "+1 631-555-1181" matches the wa_id 16315551181.
+	// Messages from other numbers are logged, masked, and ignored.
+	Family map[string]string
+	// MaxAge is how old a message may be and still be answered; older
+	// ones, such as a backlog redelivered after downtime, are logged and
+	// skipped. Default DefaultMaxAge.
+	MaxAge time.Duration
+
+	// Responder answers messages. Required.
+	Responder Responder
+	// Dedup remembers the ids of handled messages. Required; see
+	// OpenDedupFile.
+	Dedup Dedup
+	// Locker serialises each sender's messages across processes. Default:
+	// an in-process KeyMutex.
+	Locker Locker
+
+	// Logger receives the server's logs. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// LogValue implements slog.LogValuer so that a Config can be logged: the
+// secrets are reported only as set or not.
+func (c Config) LogValue() slog.Value {
+	set := func(s string) string {
+		if s == "" {
+			return "unset"
+		}
+		return "set"
+	}
+	return slog.GroupValue(
+		slog.String("access_token", set(c.AccessToken)),
+		slog.String("app_secret", set(c.AppSecret)),
+		slog.String("verify_token", set(c.VerifyToken)),
+		slog.String("phone_number_id", c.PhoneNumberID),
+		slog.String("api_version", c.APIVersion),
+		slog.String("base_url", c.BaseURL),
+		slog.Int("family", len(c.Family)),
+		slog.Duration("max_age", c.MaxAge),
+		slog.Bool("allow_unsigned", c.AllowUnsigned),
+	)
+}

@@ -1,0 +1,180 @@
+package whatsapp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Dedup remembers the message ids (wamids) already handled, because Meta
+// delivers a webhook again when it is unsure the first delivery arrived,
+// for up to seven days.
+//
+// Seen records id as handled at time at and reports whether this is the
+// first time: true means go ahead, false means the id was seen before and
+// the message must be skipped. Implementations must be safe for concurrent
+// use, and two concurrent calls with the same id must not both return true;
+// an implementation shared by several processes makes that hold across
+// them. On error, first is meaningless and the caller decides; the Server
+// logs the error and handles the message, preferring a rare second answer
+// to silence.
+type Dedup interface {
+	Seen(ctx context.Context, id string, at time.Time) (first bool, err error)
+}
+
+// DedupTTL is how long a DedupFile remembers an id: Meta stops redelivering
+// a webhook after seven days.
+const DedupTTL = 7 * 24 * time.Hour
+
+// DedupFile is a [Dedup] kept in a JSON file, so that it survives restarts:
+//
+//	{"seen": {"wamid.HBgL...": "2026-02-24T10:35:00Z", ...}}
+//
+// Each new id rewrites the file atomically (a temporary file in the same
+// folder, fsync, rename, fsync of the folder; mode 0600), after dropping
+// the ids older than the TTL. It is meant for one process; several
+// replicas need a shared Dedup.
+type DedupFile struct {
+	path string
+	ttl  time.Duration
+
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+var _ Dedup = (*DedupFile)(nil)
+
+// DedupFileOptions configure [OpenDedupFile]. The zero value is the
+// defaults.
+type DedupFileOptions struct {
+	// TTL is how long an id is remembered; zero means DedupTTL.
+	TTL time.Duration
+	// Now is the clock used to drop expired ids when opening; nil means
+	// time.Now.
+	Now func() time.Time
+	// Logger reports a damaged file; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+type dedupJSON struct {
+	Seen map[string]time.Time `json:"seen"`
+}
+
+// OpenDedupFile loads the ids kept at path, a missing file being an empty
+// one. A file that cannot be parsed is renamed aside (path + ".corrupt-" and
+// a time stamp), logged, and replaced by an empty one, so that a damaged
+// file does not stop the server; an unreadable one is an error.
+func OpenDedupFile(path string, opts *DedupFileOptions) (*DedupFile, error) {
+	var o DedupFileOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.TTL <= 0 {
+		o.TTL = DedupTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	d := &DedupFile{path: path, ttl: o.TTL, seen: map[string]time.Time{}}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("whatsapp: open dedup file: %w", err)
+	}
+	var f dedupJSON
+	if err := json.Unmarshal(data, &f); err != nil {
+		aside := fmt.Sprintf("%s.corrupt-%d", path, o.Now().UnixNano())
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("whatsapp: dedup file is damaged (%v) and cannot be moved aside: %w", err, rerr)
+		}
+		o.Logger.Warn("whatsapp: dedup file is damaged; moved aside, starting empty",
+			"path", path, "moved_to", aside, "err", err)
+		return d, nil
+	}
+	cutoff := o.Now().Add(-d.ttl)
+	for id, at := range f.Seen {
+		if id != "" && at.After(cutoff) {
+			d.seen[id] = at
+		}
+	}
+	return d, nil
+}
+
+// Path returns the file's path.
+func (d *DedupFile) Path() string { return d.path }
+
+// Seen implements [Dedup]. An id is remembered only once the file holding
+// it is on disk: if the write fails, Seen returns the error and forgets the
+// id again.
+func (d *DedupFile) Seen(ctx context.Context, id string, at time.Time) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.seen[id]; ok && at.Sub(prev) < d.ttl {
+		return false, nil
+	}
+	cutoff := at.Add(-d.ttl)
+	for k, t := range d.seen {
+		if !t.After(cutoff) {
+			delete(d.seen, k)
+		}
+	}
+	d.seen[id] = at.UTC()
+	data, err := json.Marshal(dedupJSON{Seen: d.seen})
+	if err == nil {
+		err = writeFileAtomic(d.path, data)
+	}
+	if err != nil {
+		delete(d.seen, id)
+		return false, fmt.Errorf("whatsapp: save dedup file: %w", err)
+	}
+	return true, nil
+}
+
+// writeFileAtomic replaces path with data so that a crash at any instant
+// leaves the old file or the new one, whole.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,134 @@
+package whatsapp_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/whatsapp"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func openDedup(t *testing.T, path string, now time.Time) *whatsapp.DedupFile {
+	t.Helper()
+	d, err := whatsapp.OpenDedupFile(path, &whatsapp.DedupFileOptions{Now: func() time.Time { return now }, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func seen(t *testing.T, d whatsapp.Dedup, id string, at time.Time) bool {
+	t.Helper()
+	first, err := d.Seen(context.Background(), id, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return first
+}
+
+func TestDedupFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seen.json")
+	t0 := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	d := openDedup(t, path, t0)
+	if !seen(t, d, "wamid.A", t0) {
+		t.Fatal("first sight of an id is not first")
+	}
+	if seen(t, d, "wamid.A", t0.Add(time.Minute)) {
+		t.Fatal("second sight of an id is first")
+	}
+	if !seen(t, d, "wamid.B", t0.Add(time.Minute)) {
+		t.Fatal("another id is not first")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("file mode %v, want 0600", perm)
+	}
+
+	t.Run("survives reopening", func(t *testing.T) {
+		d := openDedup(t, path, t0.Add(time.Hour))
+		if seen(t, d, "wamid.A", t0.Add(time.Hour)) || seen(t, d, "wamid.B", t0.Add(time.Hour)) {
+			t.Error("an id seen before reopening is first again")
+		}
+	})
+	t.Run("expires after the TTL", func(t *testing.T) {
+		later := t0.Add(whatsapp.DedupTTL + 2*time.Minute)
+		d := openDedup(t, path, later)
+		if !seen(t, d, "wamid.A", later) {
+			t.Error("an id seen more than 7 days ago is not first")
+		}
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), "wamid.B") {
+			t.Error("an expired id is still in the file")
+		}
+	})
+	t.Run("expires without reopening", func(t *testing.T) {
+		if !seen(t, d, "wamid.B", t0.Add(whatsapp.DedupTTL+time.Hour)) {
+			t.Error("an id seen more than 7 days ago is not first")
+		}
+	})
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestDedupFileConcurrent(t *testing.T) {
+	d := openDedup(t, filepath.Join(t.TempDir(), "seen.json"), time.Now())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	firsts := 0
+	for range 8 {
+		wg.Go(func() {
+			if seen(t, d, "wamid.same", time.Now()) {
+				mu.Lock()
+				firsts++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firsts != 1 {
+		t.Errorf("%d concurrent calls were first, want 1", firsts)
+	}
+}
+
+func TestDedupFileDamaged(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seen.json")
+	if err := os.WriteFile(path, []byte(`{"seen": {"wamid.A": "yesterday"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := openDedup(t, path, time.Now())
+	if !seen(t, d, "wamid.A", time.Now()) {
+		t.Error("id from a damaged file is remembered")
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Errorf("damaged file not moved aside: %v", aside)
+	}
+}
+
+func TestDedupFileWriteFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing-dir", "seen.json")
+	d := openDedup(t, path, time.Now())
+	if _, err := d.Seen(context.Background(), "wamid.A", time.Now()); err == nil {
+		t.Fatal("Seen succeeded without being able to save")
+	}
+	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if !seen(t, d, "wamid.A", time.Now()) {
+		t.Error("an id whose save failed is remembered")
+	}
+}

@@ -1,0 +1,233 @@
+package whatsapp_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
+)
+
+const (
+	appSecret   = "test-app-secret-0123456789"
+	verifyToken = "test-verify-token-abcdef"
+	// sheena sends the documented sample payloads in testdata.
+	sheena     = "+16505551234"
+	sheenaWaID = "16505551234"
+	// sampleTime is a minute after the first sample message was sent.
+	sampleUnix = 1749416383
+)
+
+var sampleTime = time.Unix(sampleUnix, 0).Add(time.Minute)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// recorder is a Responder that records what it is asked; respond, when
+// set, computes the reply, and the default echoes the text.
+type recorder struct {
+	mu      sync.Mutex
+	got     []whatsapp.Inbound
+	respond func(ctx context.Context, in whatsapp.Inbound) (string, error)
+}
+
+func (r *recorder) Respond(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	r.mu.Lock()
+	r.got = append(r.got, in)
+	f := r.respond
+	r.mu.Unlock()
+	if f != nil {
+		return f(ctx, in)
+	}
+	return "echo: " + in.Text, nil
+}
+
+func (r *recorder) inbound() []whatsapp.Inbound {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]whatsapp.Inbound(nil), r.got...)
+}
+
+// harness is a Server wired to a fake Graph API, a recorder, a dedup file
+// in a temporary folder and a log buffer. At the end of the test it checks
+// that no secret reached the log.
+type harness struct {
+	t         *testing.T
+	cfg       whatsapp.Config
+	srv       *whatsapp.Server
+	graph     *graphtest.Server
+	resp      *recorder
+	logs      *syncBuffer
+	dedupPath string
+	shut      bool
+}
+
+func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
+	t.Helper()
+	h := &harness{
+		t:         t,
+		graph:     graphtest.NewServer(t),
+		resp:      &recorder{},
+		logs:      &syncBuffer{},
+		dedupPath: filepath.Join(t.TempDir(), "whatsapp-seen.json"),
+	}
+	h.cfg = whatsapp.Config{
+		AccessToken:   graphtest.Token,
+		PhoneNumberID: graphtest.PhoneNumberID,
+		AppSecret:     appSecret,
+		VerifyToken:   verifyToken,
+		BaseURL:       h.graph.URL,
+		APIVersion:    graphtest.Version,
+		RetryDelay:    time.Millisecond,
+		Family:        map[string]string{"+1 650 555 1234": "Sheena", "+1 555 000 0001": "Ann", "+1 555 000 0002": "Bob"},
+		Responder:     h.resp,
+		Logger:        slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:           func() time.Time { return sampleTime },
+	}
+	for _, f := range configure {
+		f(&h.cfg)
+	}
+	h.start()
+	t.Cleanup(func() {
+		h.shutdown()
+		logs := h.logs.String()
+		for _, secret := range []string{graphtest.Token, appSecret, verifyToken} {
+			if strings.Contains(logs, secret) {
+				t.Errorf("a secret was logged:\n%s", logs)
+			}
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", logs)
+		}
+	})
+	return h
+}
+
+// start opens the dedup file and starts a Server, as a process would.
+func (h *harness) start() {
+	h.t.Helper()
+	d, err := whatsapp.OpenDedupFile(h.dedupPath, &whatsapp.DedupFileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.cfg.Dedup = d
+	h.srv, err = whatsapp.New(h.cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.shut = false
+}
+
+// restart shuts the Server down and starts a new one on the same dedup
+// file, fake Graph API and responder.
+func (h *harness) restart() {
+	h.t.Helper()
+	h.shutdown()
+	h.start()
+}
+
+// shutdown stops the Server, waiting for every queued message.
+func (h *harness) shutdown() {
+	h.t.Helper()
+	if h.shut {
+		return
+	}
+	h.shut = true
+	if err := h.srv.Shutdown(context.Background()); err != nil {
+		h.t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// do serves one request and returns the response.
+func (h *harness) do(r *http.Request) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	h.srv.ServeHTTP(w, r)
+	return w
+}
+
+// post delivers body signed with the app secret and returns the status.
+func (h *harness) post(body []byte) int {
+	return h.postSigned(body, whatsapp.Sign([]byte(appSecret), body))
+}
+
+func (h *harness) postSigned(body []byte, signature string) int {
+	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	if signature != "" {
+		r.Header.Set(whatsapp.SignatureHeader, signature)
+	}
+	return h.do(r).Code
+}
+
+// postFile delivers a payload from testdata and checks it is accepted.
+func (h *harness) postFile(name string) {
+	h.t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if code := h.post(data); code != http.StatusOK {
+		h.t.Fatalf("delivery of %s: status %d", name, code)
+	}
+}
+
+// bodies returns the bodies the fake Graph API accepted, in order.
+func (h *harness) bodies() []string {
+	var out []string
+	for _, m := range h.graph.Sent() {
+		out = append(out, m.Body)
+	}
+	return out
+}
+
+// textMessage is one "messages" item of type text.
+func textMessage(waID, id, text string, sent time.Time) string {
+	return fmt.Sprintf(`{"from":%q,"id":%q,"timestamp":"%d","type":"text","text":{"body":%q}}`, waID, id, sent.Unix(), text)
+}
+
+// change is one change of field "messages" holding the given items.
+func change(contactsWaID string, messages ...string) string {
+	return fmt.Sprintf(`{"field":"messages","value":{"messaging_product":"whatsapp",`+
+		`"metadata":{"display_phone_number":"15550783881","phone_number_id":%q},`+
+		`"contacts":[{"profile":{"name":"Someone"},"wa_id":%q}],"messages":[%s]}}`,
+		graphtest.PhoneNumberID, contactsWaID, strings.Join(messages, ","))
+}
+
+// payload wraps entries, each a list of changes, into a webhook body.
+func payload(entries ...[]string) []byte {
+	var es []string
+	for i, changes := range entries {
+		es = append(es, fmt.Sprintf(`{"id":"10229012934039%d","changes":[%s]}`, i, strings.Join(changes, ",")))
+	}
+	return []byte(`{"object":"whatsapp_business_account","entry":[` + strings.Join(es, ",") + `]}`)
+}
+
+// text is a delivery of one text message.
+func text(waID, id, body string) []byte {
+	return payload([]string{change(waID, textMessage(waID, id, body, sampleTime.Add(-time.Second)))})
+}

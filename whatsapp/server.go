@@ -1,0 +1,393 @@
+package whatsapp
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// What the sender sees when the assistant cannot help. The details go to
+// the log only.
+const (
+	unsupportedReply = "Sorry, I can only read text messages and photos for now. Please send me your question as text or a photo."
+	photoFailedReply = "Sorry, I couldn't open that photo. Could you send it again?"
+	failedReply      = "Sorry, something went wrong on my side. Please try again in a moment."
+)
+
+// Server is the webhook [http.Handler] and the processing behind it. It
+// serves:
+//
+//	GET  /webhook  Meta's verification handshake
+//	POST /webhook  message deliveries, signed with the app secret
+//	GET  /healthz  200 while serving, 503 once shutting down
+//
+// Create it with [New] and stop it with [Server.Shutdown].
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	graph   *client
+	family  map[string]string
+	mux     *http.ServeMux
+	queues  queues
+	closing atomic.Bool
+
+	// ctx is the context of background processing; cancel ends it when a
+	// shutdown runs out of time.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+
+// New checks cfg and returns a Server ready to serve. It returns an error
+// when a required field is missing, and in particular when there is no
+// AppSecret and AllowUnsigned is not set: the server fails closed.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.APIVersion == "" {
+		cfg.APIVersion = DefaultAPIVersion
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.RetryDelay <= 0 {
+		cfg.RetryDelay = DefaultRetryDelay
+	}
+	if cfg.MaxMediaBytes <= 0 {
+		cfg.MaxMediaBytes = DefaultMaxMediaBytes
+	}
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
+	if cfg.Locker == nil {
+		cfg.Locker = &KeyMutex{}
+	}
+
+	var problems []string
+	if cfg.AppSecret == "" && !cfg.AllowUnsigned {
+		problems = append(problems, "no app secret to check webhook signatures (set one, or allow unsigned deliveries explicitly for development)")
+	}
+	if cfg.AccessToken == "" {
+		problems = append(problems, "no access token")
+	}
+	if cfg.PhoneNumberID == "" {
+		problems = append(problems, "no phone number id")
+	}
+	if cfg.Responder == nil {
+		problems = append(problems, "no responder")
+	}
+	if cfg.Dedup == nil {
+		problems = append(problems, "no dedup store")
+	}
+	if !versionRE.MatchString(cfg.APIVersion) {
+		problems = append(problems, fmt.Sprintf("API version %q is not like %q", cfg.APIVersion, DefaultAPIVersion))
+	}
+	base, err := url.Parse(cfg.BaseURL)
+	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
+	}
+	family := make(map[string]string, len(cfg.Family))
+	for phone, name := range cfg.Family {
+		p := NormalizePhone(phone)
+		if p == "" {
+			problems = append(problems, fmt.Sprintf("family phone number %q is not a phone number", conversation.MaskPhone(phone)))
+			continue
+		}
+		family[p] = name
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("whatsapp: %s", strings.Join(problems, "; "))
+	}
+	if len(family) == 0 {
+		cfg.Logger.Warn("whatsapp: the family list is empty: no message will be answered")
+	}
+	if cfg.AppSecret == "" {
+		cfg.Logger.Warn("whatsapp: INSECURE: webhook signatures are NOT checked, anyone who finds the URL can send messages as anyone; development only")
+	}
+
+	s := &Server{
+		cfg:    cfg,
+		log:    cfg.Logger,
+		family: family,
+		graph: &client{
+			http:          cfg.HTTPClient,
+			base:          strings.TrimRight(cfg.BaseURL, "/"),
+			version:       cfg.APIVersion,
+			phoneNumberID: cfg.PhoneNumberID,
+			token:         cfg.AccessToken,
+			maxAttempts:   cfg.MaxAttempts,
+			retryDelay:    cfg.RetryDelay,
+			maxMedia:      cfg.MaxMediaBytes,
+		},
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.queues.run = s.handle
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("GET /webhook", s.verify)
+	s.mux.HandleFunc("POST /webhook", s.receive)
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	return s, nil
+}
+
+// ServeHTTP implements [http.Handler].
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// Shutdown stops accepting deliveries (they are answered 503, so Meta
+// delivers them again later) and waits until every accepted message has
+// been handled. If ctx ends first, Shutdown cancels the handling still
+// running, waits for it to return, and returns ctx's error. Call it after
+// the http.Server's own Shutdown, and before closing what the Responder
+// uses.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.queues.close()
+	done := s.queues.done()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.cancel()
+		<-done
+		return fmt.Errorf("whatsapp: shutdown: %w", ctx.Err())
+	}
+}
+
+// verify answers Meta's verification handshake: hub.mode=subscribe and
+// the right hub.verify_token are answered with hub.challenge.
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	challenge := q.Get("hub.challenge")
+	token := s.cfg.VerifyToken
+	ok := q.Get("hub.mode") == "subscribe" && token != "" && challenge != "" && len(challenge) <= 1024 &&
+		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) == 1
+	if !ok {
+		s.log.Warn("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"))
+		http.Error(w, "forbidden", http.StatusForbidden)
+		return
+	}
+	s.log.Info("whatsapp: webhook verified")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	io.WriteString(w, challenge)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	io.WriteString(w, "ok\n")
+}
+
+// receive authenticates a delivery, queues its messages and answers at
+// once; the messages are handled in the background.
+func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
+	if s.closing.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if r.ContentLength > MaxBodyBytes {
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "cannot read request body", http.StatusBadRequest)
+		return
+	}
+	if s.cfg.AppSecret != "" {
+		sig := r.Header.Get(SignatureHeader)
+		if sig == "" {
+			s.log.Warn("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
+			http.Error(w, "missing signature", http.StatusUnauthorized)
+			return
+		}
+		if !ValidSignature([]byte(s.cfg.AppSecret), body, sig) {
+			s.log.Warn("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
+			http.Error(w, "bad signature", http.StatusForbidden)
+			return
+		}
+	}
+	d, err := parseDelivery(body)
+	if err != nil {
+		s.log.Warn("whatsapp: malformed webhook delivery", "err", err)
+		http.Error(w, "malformed payload", http.StatusBadRequest)
+		return
+	}
+	if d.Object != "whatsapp_business_account" {
+		s.log.Info("whatsapp: webhook delivery for another object ignored", "object", d.Object)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if d.Statuses > 0 || d.Skipped > 0 {
+		s.log.Debug("whatsapp: status updates and other changes ignored", "statuses", d.Statuses, "changes", d.Skipped)
+	}
+	now := s.cfg.Now()
+	for _, ev := range d.Events {
+		if !s.accept(ev, now) {
+			continue
+		}
+		if !s.queues.add(ev.From, ev) {
+			// Shutting down: ask Meta to deliver again later. Messages
+			// already queued are handled, and their ids make the
+			// redelivery of those a no-op.
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// accept decides whether a message is queued at all.
+func (s *Server) accept(ev event, now time.Time) bool {
+	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
+	switch {
+	case ev.From == "":
+		log.Warn("whatsapp: message without a usable sender ignored", "from", conversation.MaskPhone(ev.WaID))
+		return false
+	case ev.ID == "":
+		log.Warn("whatsapp: message without an id ignored")
+		return false
+	case ev.PhoneNumberID != "" && ev.PhoneNumberID != s.cfg.PhoneNumberID:
+		log.Warn("whatsapp: message to another business number ignored", "phone_number_id", ev.PhoneNumberID)
+		return false
+	}
+	if _, ok := s.family[ev.From]; !ok {
+		log.Info("whatsapp: message from a number outside the family ignored")
+		return false
+	}
+	if ev.Kind == kindIgnored {
+		log.Debug("whatsapp: message of a kind that needs no answer ignored")
+		return false
+	}
+	if !ev.Time.IsZero() && now.Sub(ev.Time) > s.cfg.MaxAge {
+		log.Info("whatsapp: message too old to answer skipped", "sent", ev.Time, "max_age", s.cfg.MaxAge)
+		return false
+	}
+	return true
+}
+
+// handle processes one message; the queues call it one at a time per
+// sender.
+func (s *Server) handle(from string, ev event) {
+	ctx := s.ctx
+	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(from))
+	unlock, err := s.cfg.Locker.Lock(ctx, from)
+	if err != nil {
+		if ctx.Err() != nil {
+			log.Warn("whatsapp: message not answered: shutting down")
+			return
+		}
+		// Answering out of order beats not answering.
+		log.Error("whatsapp: sender lock failed; answering without it", "err", err)
+		unlock = func() {}
+	}
+	defer unlock()
+
+	first, err := s.cfg.Dedup.Seen(ctx, ev.ID, s.cfg.Now())
+	switch {
+	case err != nil && ctx.Err() != nil:
+		log.Warn("whatsapp: message not answered: shutting down")
+		return
+	case err != nil:
+		log.Error("whatsapp: dedup failed; answering anyway", "err", err)
+	case !first:
+		log.Info("whatsapp: duplicate delivery skipped")
+		return
+	}
+
+	var reply string
+	switch ev.Kind {
+	case kindUnsupported:
+		log.Info("whatsapp: unsupported message type")
+		reply = unsupportedReply
+	default:
+		reply = s.respond(ctx, log, ev)
+	}
+	s.send(ctx, log, ev.WaID, reply)
+}
+
+// respond builds the Inbound for ev and asks the Responder, returning the
+// reply to send.
+func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string {
+	in := Inbound{
+		ID:          ev.ID,
+		From:        ev.From,
+		Name:        s.family[ev.From],
+		ProfileName: ev.ProfileName,
+		Text:        ev.Text,
+		Time:        ev.Time,
+	}
+	if in.Name == "" {
+		in.Name = ev.ProfileName
+	}
+	if in.Time.IsZero() {
+		in.Time = s.cfg.Now()
+	}
+	if ev.Kind == kindImage {
+		data, mediaType, err := s.graph.media(ctx, ev.MediaID)
+		if err != nil {
+			log.Error("whatsapp: photo download failed", "err", err)
+			return photoFailedReply
+		}
+		if ev.MediaType != "" {
+			mediaType = ev.MediaType
+		}
+		in.Image, in.ImageType = data, mediaType
+	}
+	start := s.cfg.Now()
+	reply, err := s.cfg.Responder.Respond(ctx, in)
+	if err != nil {
+		log.Error("whatsapp: responder failed", "err", err)
+		return failedReply
+	}
+	log.Info("whatsapp: message answered", "took", s.cfg.Now().Sub(start), "reply_chars", len([]rune(reply)))
+	return reply
+}
+
+// send sends reply to the WhatsApp id to, in parts of at most
+// MaxTextLength characters, stopping at the first part that fails.
+func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) {
+	parts := Split(reply, MaxTextLength)
+	for i, part := range parts {
+		if err := s.graph.sendText(ctx, to, part); err != nil {
+			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
+			var apiErr *APIError
+			if errors.As(err, &apiErr) {
+				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
+			}
+			log.Error("whatsapp: reply not sent", attrs...)
+			return
+		}
+	}
+}

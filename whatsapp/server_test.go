@@ -1,0 +1,243 @@
+package whatsapp_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/whatsapp"
+)
+
+func TestNewRefusesIncompleteConfig(t *testing.T) {
+	good := func() whatsapp.Config {
+		return whatsapp.Config{
+			AccessToken: "t", PhoneNumberID: "1", AppSecret: "s",
+			Responder: &recorder{}, Dedup: &memDedup{}, Logger: quiet,
+		}
+	}
+	if _, err := whatsapp.New(good()); err != nil {
+		t.Fatalf("New with a complete config: %v", err)
+	}
+	tests := []struct {
+		name   string
+		change func(*whatsapp.Config)
+		want   string
+	}{
+		{"no app secret", func(c *whatsapp.Config) { c.AppSecret = "" }, "app secret"},
+		{"no access token", func(c *whatsapp.Config) { c.AccessToken = "" }, "access token"},
+		{"no phone number id", func(c *whatsapp.Config) { c.PhoneNumberID = "" }, "phone number id"},
+		{"no responder", func(c *whatsapp.Config) { c.Responder = nil }, "responder"},
+		{"no dedup", func(c *whatsapp.Config) { c.Dedup = nil }, "dedup"},
+		{"bad version", func(c *whatsapp.Config) { c.APIVersion = "21" }, "version"},
+		{"bad base URL", func(c *whatsapp.Config) { c.BaseURL = "graph.facebook.com" }, "base URL"},
+		{"bad family phone", func(c *whatsapp.Config) { c.Family = map[string]string{"mum": "Mum"} }, "family"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := good()
+			tt.change(&cfg)
+			_, err := whatsapp.New(cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("New = %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAllowUnsigned(t *testing.T) {
+	h := newHarness(t, func(c *whatsapp.Config) { c.AppSecret, c.AllowUnsigned = "", true })
+	if !strings.Contains(h.logs.String(), "INSECURE") {
+		t.Error("running without signature checks was not logged loudly")
+	}
+	if code := h.postSigned(text(sheenaWaID, "wamid.unsigned", "hi"), ""); code != http.StatusOK {
+		t.Fatalf("unsigned delivery in development mode: status %d", code)
+	}
+	h.shutdown()
+	if got := h.bodies(); !slices.Equal(got, []string{"echo: hi"}) {
+		t.Errorf("sent %q", got)
+	}
+}
+
+func TestVerificationHandshake(t *testing.T) {
+	tests := []struct {
+		name  string
+		query url.Values
+		token string // the configured verify token
+		code  int
+	}{
+		{"good", url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {verifyToken}, "hub.challenge": {"1158201444"}}, verifyToken, 200},
+		{"wrong token", url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {verifyToken + "x"}, "hub.challenge": {"1158201444"}}, verifyToken, 403},
+		{"wrong mode", url.Values{"hub.mode": {"unsubscribe"}, "hub.verify_token": {verifyToken}, "hub.challenge": {"1158201444"}}, verifyToken, 403},
+		{"no challenge", url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {verifyToken}}, verifyToken, 403},
+		{"nothing", url.Values{}, verifyToken, 403},
+		{"no token configured", url.Values{"hub.mode": {"subscribe"}, "hub.verify_token": {""}, "hub.challenge": {"1"}}, "", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(c *whatsapp.Config) { c.VerifyToken = tt.token })
+			w := h.do(httptest.NewRequest(http.MethodGet, "/webhook?"+tt.query.Encode(), nil))
+			if w.Code != tt.code {
+				t.Fatalf("status %d, want %d", w.Code, tt.code)
+			}
+			if tt.code == 200 && w.Body.String() != tt.query.Get("hub.challenge") {
+				t.Errorf("body %q, want the challenge", w.Body.String())
+			}
+		})
+	}
+}
+
+func TestRefusedDeliveries(t *testing.T) {
+	body := text(sheenaWaID, "wamid.refused", "hi")
+	big := append(bytes.Repeat([]byte(" "), whatsapp.MaxBodyBytes), body...)
+	tests := []struct {
+		name string
+		req  func() *http.Request
+		code int
+	}{
+		{"missing signature", func() *http.Request { return signed(body, "") }, http.StatusUnauthorized},
+		{"bad signature", func() *http.Request {
+			return signed(body, whatsapp.Sign([]byte("another secret"), body))
+		}, http.StatusForbidden},
+		{"signature of another body", func() *http.Request {
+			return signed(body, whatsapp.Sign([]byte(appSecret), append(body, ' ')))
+		}, http.StatusForbidden},
+		{"malformed signature", func() *http.Request { return signed(body, "sha256=nothex") }, http.StatusForbidden},
+		{"too large", func() *http.Request { return signed(big, whatsapp.Sign([]byte(appSecret), big)) }, http.StatusRequestEntityTooLarge},
+		{"too large, no length", func() *http.Request {
+			r := signed(big, whatsapp.Sign([]byte(appSecret), big))
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(big)), -1
+			return r
+		}, http.StatusRequestEntityTooLarge},
+		{"malformed JSON", func() *http.Request {
+			b := []byte(`{"object":"whatsapp_business_account","entry":[`)
+			return signed(b, whatsapp.Sign([]byte(appSecret), b))
+		}, http.StatusBadRequest},
+		{"wrong shape", func() *http.Request {
+			b := []byte(`{"object":"whatsapp_business_account","entry":{"id":1}}`)
+			return signed(b, whatsapp.Sign([]byte(appSecret), b))
+		}, http.StatusBadRequest},
+		{"wrong method", func() *http.Request { return httptest.NewRequest(http.MethodPut, "/webhook", nil) }, http.StatusMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			if w := h.do(tt.req()); w.Code != tt.code {
+				t.Errorf("status %d, want %d", w.Code, tt.code)
+			}
+			h.shutdown()
+			if n := len(h.resp.inbound()); n != 0 {
+				t.Errorf("%d messages processed", n)
+			}
+			if n := h.graph.Attempts(); n != 0 {
+				t.Errorf("%d messages sent", n)
+			}
+		})
+	}
+}
+
+func signed(body []byte, signature string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+	if signature != "" {
+		r.Header.Set(whatsapp.SignatureHeader, signature)
+	}
+	return r
+}
+
+func TestMessageTypes(t *testing.T) {
+	photo := []byte("\xff\xd8\xff\xe0 a tiny jpeg")
+	const unsupported = "Sorry, I can only read text messages and photos for now."
+	tests := []struct {
+		file  string
+		text  string // what the responder gets; "" when it is not called
+		reply string // the start of the reply sent
+	}{
+		{"text.json", "Does it come in another color?", "echo: Does it come in another color?"},
+		{"image.json", "What plant is this?", "echo: What plant is this?"},
+		{"interactive_button_reply.json", "Change", "echo: Change"},
+		{"interactive_list_reply.json", "Priority Mail Express", "echo: Priority Mail Express"},
+		{"button.json", "No", "echo: No"},
+		{"unsupported.json", "", unsupported},
+		{"statuses.json", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			h := newHarness(t)
+			h.graph.AddMedia("1003383421387256", photo, "image/jpeg")
+			h.postFile(tt.file)
+			h.shutdown()
+			got := h.resp.inbound()
+			if tt.text == "" {
+				if len(got) != 0 {
+					t.Errorf("responder called with %+v", got)
+				}
+			} else {
+				if len(got) != 1 {
+					t.Fatalf("responder called %d times", len(got))
+				}
+				in := got[0]
+				if in.Text != tt.text || in.From != sheena || in.Name != "Sheena" || in.ProfileName != "Sheena Nelson" {
+					t.Errorf("inbound text, from, name, profile = %q, %q, %q, %q", in.Text, in.From, in.Name, in.ProfileName)
+				}
+				if !strings.HasPrefix(in.ID, "wamid.") || in.Time.IsZero() {
+					t.Errorf("inbound id, time = %q, %v", in.ID, in.Time)
+				}
+				if tt.file == "image.json" {
+					if !bytes.Equal(in.Image, photo) || in.ImageType != "image/jpeg" {
+						t.Errorf("image %q (%s), want the photo", in.Image, in.ImageType)
+					}
+				} else if in.Image != nil {
+					t.Errorf("an image with a %s", tt.file)
+				}
+			}
+			sent := h.graph.Sent()
+			if tt.reply == "" {
+				if len(sent) != 0 {
+					t.Errorf("sent %+v", sent)
+				}
+				return
+			}
+			if len(sent) != 1 || !strings.HasPrefix(sent[0].Body, tt.reply) || sent[0].To != sheenaWaID || sent[0].PreviewURL {
+				t.Errorf("sent %+v, want %q to %s", sent, tt.reply, sheenaWaID)
+			}
+		})
+	}
+}
+
+func TestOtherKindsGetTheUnsupportedReply(t *testing.T) {
+	h := newHarness(t)
+	at := sampleTime.Add(-time.Second).Unix()
+	item := func(id, typ, fields string) string {
+		return `{"from":"16505551234","id":"` + id + `","timestamp":"` + itoa(at) + `","type":"` + typ + `",` + fields + `}`
+	}
+	h.post(payload([]string{change(sheenaWaID,
+		item("wamid.audio", "audio", `"audio":{"id":"1","mime_type":"audio/ogg; codecs=opus","voice":true}`),
+		item("wamid.video", "video", `"video":{"id":"2","mime_type":"video/mp4"}`),
+		item("wamid.doc", "document", `"document":{"id":"3","filename":"a.pdf","mime_type":"application/pdf"}`),
+		item("wamid.sticker", "sticker", `"sticker":{"id":"4","mime_type":"image/webp","animated":false}`),
+		item("wamid.location", "location", `"location":{"latitude":51.5,"longitude":-0.12,"name":"Home"}`),
+		item("wamid.contacts", "contacts", `"contacts":[{"name":{"formatted_name":"Ann"},"phones":[{"phone":"+1 555"}]}]`),
+		item("wamid.reaction", "reaction", `"reaction":{"message_id":"wamid.audio","emoji":"👍"}`),
+	)}))
+	h.shutdown()
+	if n := len(h.resp.inbound()); n != 0 {
+		t.Errorf("responder called %d times", n)
+	}
+	sent := h.bodies()
+	if len(sent) != 6 {
+		t.Fatalf("sent %d replies, want 6 (none for the reaction): %q", len(sent), sent)
+	}
+	for _, b := range sent {
+		if !strings.Contains(b, "text messages and photos") {
+			t.Errorf("reply %q does not say what the assistant can read", b)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
