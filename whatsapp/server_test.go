@@ -3,6 +3,7 @@ package whatsapp_test
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -241,3 +242,18 @@ func TestOtherKindsGetTheUnsupportedReply(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestConfigLogValueHidesSecrets(t *testing.T) {
+	var buf syncBuffer
+	cfg := whatsapp.Config{AccessToken: "EAAtok", AppSecret: "sec", VerifyToken: "ver", PhoneNumberID: "106"}
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "whatsapp", cfg)
+	out := buf.String()
+	for _, secret := range []string{"EAAtok", "sec\"", "ver\""} {
+		if strings.Contains(out, secret) {
+			t.Errorf("secret %q logged: %s", secret, out)
+		}
+	}
+	if !strings.Contains(out, `"access_token":"set"`) || !strings.Contains(out, `"phone_number_id":"106"`) {
+		t.Errorf("config logged as %s", out)
+	}
+}

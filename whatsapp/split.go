@@ -12,11 +12,9 @@ const MaxTextLength = 4096
 // Split cuts text into parts of at most max characters (runes) each, to be
 // sent as consecutive messages. It cuts at the last paragraph break (a blank
 // line) that fits, else at the last line break, else at the last white
-// space, and only cuts inside a word when a word is longer than max. A
-// paragraph or line break is used only when it falls in the second half of
-// the part, so that an early short paragraph does not become a message of
-// its own while a better cut exists. White space around the cuts is
-// dropped; empty text gives no parts. max < 1 means [MaxTextLength].
+// space, and only cuts inside a word when a word is longer than max. White
+// space around the cuts is dropped; empty text gives no parts. max < 1
+// means [MaxTextLength].
 func Split(text string, max int) []string {
 	if max < 1 {
 		max = MaxTextLength
@@ -40,9 +38,8 @@ func Split(text string, max int) []string {
 // max+1 runes so that a break right after the last rune that fits counts.
 // It returns the end of the part and the start of the remainder.
 func cutPoint(window []rune, max int) (cut, next int) {
-	half := max / 2
 	// A paragraph break: "\n", optional horizontal space, "\n".
-	for i := max; i > half; i-- {
+	for i := max; i > 0; i-- {
 		if window[i] != '\n' {
 			continue
 		}
@@ -50,11 +47,11 @@ func cutPoint(window []rune, max int) (cut, next int) {
 		for j > 0 && (window[j] == ' ' || window[j] == '\t' || window[j] == '\r') {
 			j--
 		}
-		if j > half && window[j] == '\n' {
+		if j > 0 && window[j] == '\n' {
 			return j, i + 1
 		}
 	}
-	for i := max; i > half; i-- {
+	for i := max; i > 0; i-- {
 		if window[i] == '\n' {
 			return i, i + 1
 		}

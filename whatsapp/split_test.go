@@ -28,7 +28,7 @@ func TestSplit(t *testing.T) {
 		{"break right after the limit", "aaaa bbbb\ncccc", 9, []string{"aaaa bbbb", "cccc"}},
 		{"long word", "abcdefghijkl", 5, []string{"abcde", "fghij", "kl"}},
 		{"runes not bytes", "ééééé ééééé", 5, []string{"ééééé", "ééééé"}},
-		{"early paragraph ignored", "a\n\nbbbb cccc dddd", 12, []string{"a\n\nbbbb cccc", "dddd"}},
+		{"paragraph however early", "a\n\nbbbb cccc dddd", 12, []string{"a", "bbbb cccc", "dddd"}},
 		{"zero max means 4096", strings.Repeat("x", 4097), 0, []string{strings.Repeat("x", 4096), "x"}},
 	}
 	for _, tt := range tests {
