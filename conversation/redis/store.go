@@ -29,7 +29,14 @@ const ttlSlack = time.Second
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. A last activity that is not a
 // number, written by someone else, counts as expired.
+//
+// Redis does not undo a script that fails half way, so everything that can
+// fail is checked before the first write.
 var appendScript = goredis.NewScript(`
+local kind = redis.call('TYPE', KEYS[2])['ok']
+if kind ~= 'list' and kind ~= 'none' then
+	return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds a ' .. kind .. ', not a list of turns')
+end
 local last = redis.call('GET', KEYS[1])
 if last then
 	local l = tonumber(last)
@@ -210,6 +217,9 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 			v, err := lasts[i].Result()
 			if errors.Is(err, goredis.Nil) {
 				continue // deleted or expired since the scan
+			}
+			if err == nil {
+				err = counts[i].Err()
 			}
 			if err != nil {
 				return nil, fmt.Errorf("redis: list: %w", err)

@@ -367,3 +367,26 @@ func TestCorruptDataRepaired(t *testing.T) {
 		t.Fatalf("Load after History expired it: err = %v, want ErrNotFound", err)
 	}
 }
+
+// TestAppendFailsWhole: a save that Redis refuses half way, here because
+// someone put a string where the turns belong, changes nothing.
+func TestAppendFailsWhole(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("one", "1"), storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"turns:"+phone, "not a list", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Append(ctx, phone, turn("two", "2"), storetest.Start.Add(time.Minute), lim)
+	if err == nil || !strings.HasPrefix(err.Error(), "redis: append: ") {
+		t.Fatalf("Append over a string: err = %v, want a redis: append error", err)
+	}
+	if got, _ := rdb.Get(ctx, prefix+"last:"+phone).Result(); got != fmt.Sprint(storetest.Start.UnixMicro()) {
+		t.Fatalf("a failed Append changed the last activity to %s", got)
+	}
+}
