@@ -1,0 +1,119 @@
+package assistant_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/assistant/anthropictest"
+)
+
+// TestRandomConversations drives many turns of three people through random
+// responses (text, tool rounds with good, failing, panicking and unknown
+// tools, odd blocks, API errors), with the tool round limit, the turn cap
+// and expiry all coming into play. Every request must pass the fake API's
+// validation, and each message's requests must start with the tools and
+// system prompt, then the history exactly as stored.
+func TestRandomConversations(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 42))
+
+	tools := []assistant.Tool{
+		echoTool("search"),
+		echoTool("add_item"),
+		funcTool{name: "flaky", run: func(context.Context, assistant.Call) (string, error) { return "", errors.New("service unavailable") }},
+		funcTool{name: "boom", run: func(context.Context, assistant.Call) (string, error) { panic("boom") }},
+		funcTool{name: "quiet", run: func(context.Context, assistant.Call) (string, error) { return "", nil }},
+	}
+	names := []string{"search", "add_item", "flaky", "boom", "quiet", "missing_tool"}
+	e := newEnv(t, &assistant.Options{MaxToolIterations: 3}, tools...)
+
+	e.srv.Respond(func(anthropictest.Request) anthropictest.Response {
+		switch p := rng.IntN(100); {
+		case p < 4:
+			return []anthropictest.Response{anthropictest.InternalError(), anthropictest.Overloaded(), anthropictest.RateLimited()}[rng.IntN(3)]
+		case p < 45:
+			var calls []anthropictest.Call
+			for range 1 + rng.IntN(3) {
+				calls = append(calls, anthropictest.Call{Name: names[rng.IntN(len(names))], Input: map[string]any{"query": fmt.Sprint("q", rng.IntN(100))}})
+			}
+			text := ""
+			if rng.IntN(2) == 0 {
+				text = "Let me check <that> & see."
+			}
+			return anthropictest.ToolUse(text, calls...)
+		case p < 50:
+			return anthropictest.Response{Content: []json.RawMessage{}} // no content at all
+		case p < 55:
+			return anthropictest.Response{Content: []json.RawMessage{
+				json.RawMessage(`{"type":"thinking","thinking":"hmm","signature":"c2ln"}`),
+				json.RawMessage(`{"type":"text","text":" "}`),
+				anthropictest.TextBlock("Thought about it."),
+			}}
+		default:
+			return anthropictest.Text(fmt.Sprintf("Answer %d.", rng.IntN(1000)))
+		}
+	})
+
+	phones := []string{erin, jason, "+15551230000"}
+	var prefix []byte
+	for i := range 300 {
+		phone := phones[rng.IntN(len(phones))]
+		switch p := rng.IntN(100); {
+		case p < 5:
+			e.clock.Advance(31 * time.Minute)
+		case p < 60:
+			e.clock.Advance(time.Duration(rng.IntN(600)) * time.Second)
+		}
+		history := e.history(phone)
+		before := len(e.srv.Requests())
+		r, err := e.handle(phone, fmt.Sprintf("message %d", i))
+		if r.Text == "" {
+			t.Fatalf("message %d: empty reply (err %v)", i, err)
+		}
+		if len(e.turns(phone)) > 10 {
+			t.Fatalf("message %d: %d turns stored", i, len(e.turns(phone)))
+		}
+		for _, req := range e.srv.Requests()[before:] {
+			body := req.Body
+			at := bytes.Index(body, []byte(`"messages":[`))
+			if prefix == nil {
+				prefix = body[:at]
+			}
+			if !bytes.Equal(body[:at], prefix) {
+				t.Fatalf("message %d: tools and system changed:\n%s\n%s", i, prefix, body[:at])
+			}
+			got := sent(t, req)
+			if len(got) <= len(history) {
+				t.Fatalf("message %d: request has %d messages, history %d", i, len(got), len(history))
+			}
+			assertSameMessages(t, got[:len(history)], history)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	var apiErrors, toolErrors, capped int
+	for _, req := range e.srv.Requests() {
+		if req.Status != 200 {
+			apiErrors++
+		}
+		if bytes.Contains(req.Body, []byte(`"is_error":true`)) {
+			toolErrors++
+		}
+		if bytes.Contains(req.Body, []byte(`Not run: the limit`)) {
+			capped++
+		}
+	}
+	t.Logf("%d requests: %d API errors, %d carrying tool errors, %d carrying a capped turn", len(e.srv.Requests()), apiErrors, toolErrors, capped)
+	if apiErrors == 0 || toolErrors == 0 || capped == 0 {
+		t.Errorf("the run did not reach every path")
+	}
+}
