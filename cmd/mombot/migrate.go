@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -71,7 +70,7 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 		if err != nil {
 			return copied, skipped, err
 		}
-		if err := replace(ctx, dst, c); err != nil {
+		if err := replace(ctx, dst, c, timeout); err != nil {
 			return copied, skipped, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
 		}
 		copied++
@@ -82,12 +81,14 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 }
 
 // replace makes dst hold exactly c for c.Phone: it deletes what was there
-// and appends c's turns at c's last activity, keeping them all.
-func replace(ctx context.Context, dst conversation.Store, c conversation.Conversation) error {
+// and appends c's turns at c's last activity, keeping them all. Every turn
+// is appended at the same time, so none of them expires the others; the
+// timeout is what stores with key expiry (Redis) set the keys' lifetime by.
+func replace(ctx context.Context, dst conversation.Store, c conversation.Conversation, timeout time.Duration) error {
 	if err := dst.Delete(ctx, c.Phone); err != nil && !errors.Is(err, conversation.ErrNotFound) {
 		return err
 	}
-	keepAll := conversation.Limits{Timeout: math.MaxInt64, MaxTurns: len(c.Turns)}
+	keepAll := conversation.Limits{Timeout: timeout, MaxTurns: len(c.Turns)}
 	for _, t := range c.Turns {
 		if err := dst.Append(ctx, c.Phone, t, c.LastActive, keepAll); err != nil {
 			return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,6 +76,33 @@ func migrateChain(t *testing.T, via ...string) {
 
 func TestMigrateFileSQLiteFile(t *testing.T) {
 	migrateChain(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
+}
+
+// TestMigrateRoundTrip is the round trip: file -> sqlite -> redis -> file.
+func TestMigrateRoundTrip(t *testing.T) {
+	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
+	if url == "" {
+		t.Skip("set MOMBOT_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to run the Redis leg of the migration")
+	}
+	prefix := fmt.Sprintf("mombottest:migrate:%d:", time.Now().UnixNano())
+	redisURL := url + "?prefix=" + prefix
+	t.Cleanup(func() { cleanRedis(t, redisURL) })
+	migrateChain(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), redisURL)
+}
+
+// cleanRedis deletes every conversation in the Redis store at url.
+func cleanRedis(t *testing.T, url string) {
+	e := &env{getenv: func(string) string { return "" }, log: newLogger(&strings.Builder{}, "")}
+	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, e)
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer s.Close()
+	sums, _ := s.List(context.Background())
+	for _, sum := range sums {
+		s.Delete(context.Background(), sum.Phone)
+	}
 }
 
 func TestMigrateBadInput(t *testing.T) {

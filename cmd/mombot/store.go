@@ -4,12 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	neturl "net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/sqlite"
 )
 
@@ -92,8 +94,8 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 }
 
 // openStore opens the store a URL names: a plain path or file:PATH for the
-// JSON file, sqlite:PATH for SQLite, redis://HOST:PORT/DB for Redis. An
-// empty URL is the JSON file at its default path.
+// JSON file, sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] for
+// Redis. An empty URL is the JSON file at its default path.
 func openStore(ctx context.Context, url string, timeout time.Duration, e *env) (conversation.Store, error) {
 	scheme, rest, hasScheme := strings.Cut(url, ":")
 	if !hasScheme || len(scheme) == 1 || strings.ContainsAny(scheme, `/\.`) { // a path, maybe C:\ or ./a:b
@@ -119,7 +121,32 @@ func openStore(ctx context.Context, url string, timeout time.Duration, e *env) (
 			return nil, fmt.Errorf("store %s: %w", url, err)
 		}
 		return s, nil
+	case "redis", "rediss":
+		// ?prefix= chooses the key prefix, so several deployments (or
+		// tests) can share one database; go-redis does not know it.
+		u, err := neturl.Parse(url)
+		if err != nil {
+			return nil, usagef("store: %s is not a URL", redactURL(url))
+		}
+		q := u.Query()
+		prefix := q.Get("prefix")
+		q.Del("prefix")
+		u.RawQuery = q.Encode()
+		s, err := redis.Open(ctx, u.String(), &redis.Options{Logger: e.log, Prefix: prefix})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", redactURL(url), err)
+		}
+		return s, nil
 	default:
 		return nil, usagef("store %q: unknown kind %q; use a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB", url, scheme)
 	}
+}
+
+// redactURL returns url without the password it may carry, for messages.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "redis URL (unparsable)"
+	}
+	return u.Redacted()
 }
