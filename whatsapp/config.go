@@ -123,6 +123,11 @@ type Config struct {
 	// Locker serialises each sender's messages across processes. Default:
 	// an in-process KeyMutex.
 	Locker Locker
+	// Health, if set, reports on what the server depends on (the
+	// conversation store, say) for GET /healthz. An error there does not
+	// stop the server, which goes on answering without what failed, so
+	// /healthz still answers 200 but says "degraded" and why.
+	Health func(ctx context.Context) error
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger

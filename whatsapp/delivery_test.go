@@ -386,9 +386,17 @@ func TestShutdownDeadlineCancelsInFlight(t *testing.T) {
 }
 
 func TestHealthz(t *testing.T) {
-	h := newHarness(t)
+	var down error
+	h := newHarness(t, func(c *whatsapp.Config) {
+		c.Health = func(context.Context) error { return down }
+	})
 	w := h.do(httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if w.Code != http.StatusOK {
-		t.Errorf("healthz: %d", w.Code)
+	if w.Code != http.StatusOK || w.Body.String() != "ok\n" {
+		t.Errorf("healthz: %d %q", w.Code, w.Body.String())
+	}
+	down = errors.New("memory: redis unreachable")
+	w = h.do(httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if w.Code != http.StatusOK || w.Body.String() != "degraded: memory: redis unreachable\n" {
+		t.Errorf("healthz with a failing dependency: %d %q, want 200 and degraded", w.Code, w.Body.String())
 	}
 }

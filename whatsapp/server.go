@@ -30,7 +30,8 @@ const (
 //
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
-//	GET  /healthz  200 while serving, 503 once shutting down
+//	GET  /healthz  200 while serving ("ok", or "degraded: why" when
+//	               Config.Health fails), 503 once shutting down
 //
 // Create it with [New] and stop it with [Server.Shutdown].
 type Server struct {
@@ -200,6 +201,14 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if s.closing.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
+	}
+	if s.cfg.Health != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Health(ctx); err != nil {
+			io.WriteString(w, "degraded: "+err.Error()+"\n")
+			return
+		}
 	}
 	io.WriteString(w, "ok\n")
 }
