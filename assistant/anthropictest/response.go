@@ -115,7 +115,7 @@ func newToolID() string {
 	return fmt.Sprintf("toolu_fake%08d", toolIDs.Add(1))
 }
 
-func (r Response) render(reqID, model, msgID string, est Usage) (int, []byte) {
+func (r Response) render(reqID, model, msgID string) (int, []byte) {
 	if r.Error != nil {
 		return r.Error.Status, errorBody(r.Error.Type, r.Error.Message, reqID)
 	}
@@ -129,7 +129,7 @@ func (r Response) render(reqID, model, msgID string, est Usage) (int, []byte) {
 			}
 		}
 	}
-	usage := est
+	var usage Usage
 	if r.Usage != nil {
 		usage = *r.Usage
 	}

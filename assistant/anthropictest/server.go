@@ -182,7 +182,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
-	status, out := resp.render(reqID, rec.Params.Model, s.messageID(), s.defaultUsage(body))
+	if resp.Usage == nil && resp.Error == nil {
+		u := s.defaultUsage(body)
+		resp.Usage = &u
+	}
+	status, out := resp.render(reqID, rec.Params.Model, s.messageID())
 	rec.Status = status
 	s.record(rec)
 	w.WriteHeader(status)
@@ -206,13 +210,13 @@ func (s *Server) reject(w http.ResponseWriter, rec *Request, reqID string, e *ap
 
 // defaultUsage is the usage of a response that scripts none: the body's
 // length in bytes / 4 as tokens, of which the longest byte prefix shared
-// with an earlier accepted request counts as read from the cache, so tests
-// can see whether requests keep their prefix stable.
+// with one of the last 64 accepted requests counts as read from the cache,
+// so tests can see whether requests keep their prefix stable.
 func (s *Server) defaultUsage(body []byte) Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	shared := 0
-	for _, r := range s.requests {
+	for _, r := range s.requests[max(0, len(s.requests)-64):] {
 		if r.Rejection != "" {
 			continue
 		}
