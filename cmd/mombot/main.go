@@ -60,6 +60,8 @@ type command struct {
 // commands lists the sub-commands; each lives in its own file.
 var commands = map[string]command{
 	"history": {"inspect and manage stored conversations (list, show, clear, migrate)", runHistory},
+	"ask":     {"send one message as a family member and print the reply", runAsk},
+	"chat":    {"talk with the assistant in the terminal, with the same memory", runChat},
 }
 
 // usageError is a mistake on the command line; it exits with status 2.

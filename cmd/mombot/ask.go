@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/assistant/lists"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
+)
+
+// assistantConfig is what the commands that talk to Claude share: the
+// memory, the configuration file and the lists file.
+type assistantConfig struct {
+	mem        memoryConfig
+	configPath string
+	listsPath  string
+	from       string
+}
+
+func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
+	if err := c.mem.register(fs, e); err != nil {
+		return err
+	}
+	fs.StringVar(&c.configPath, "config", e.getenv("MOMBOT_CONFIG"), "configuration file: family, time zones, model, prompt file (env MOMBOT_CONFIG; default mombot.json if it exists)")
+	fs.StringVar(&c.listsPath, "lists", e.getenv("MOMBOT_LISTS"), "the family's shared lists file (env MOMBOT_LISTS; default lists.json next to the conversations)")
+	fs.StringVar(&c.from, "from", "", "the sender's phone number, like +14155551234")
+	return nil
+}
+
+// listsFile returns where the shared lists are kept: the flag, or next to
+// a conversations file, or in the default data folder.
+func (c *assistantConfig) listsFile() string {
+	if c.listsPath != "" {
+		return c.listsPath
+	}
+	dir := filepath.Dir(jsonfile.DefaultPath())
+	if scheme, rest, ok := strings.Cut(c.mem.store, ":"); c.mem.store != "" && (!ok || scheme == "file" || scheme == "sqlite") {
+		if !ok {
+			rest = c.mem.store
+		}
+		dir = filepath.Dir(strings.TrimPrefix(rest, "//"))
+	}
+	return filepath.Join(dir, "lists.json")
+}
+
+// open builds the assistant. The caller closes the returned store.
+func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistant, *conversation.Memory, conversation.Store, error) {
+	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
+	if key == "" {
+		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
+	}
+	if err := conversation.CheckPhone(c.from); err != nil {
+		return nil, nil, nil, usagef("--from: give the sender's phone number, like +14155551234")
+	}
+	fc, err := loadConfig(c.configPath)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	opts := assistant.Options{
+		Model: fc.Model, MaxTokens: fc.MaxTokens, MaxToolIterations: fc.MaxToolIterations,
+		Family: map[string]assistant.Person{}, Logger: e.log,
+	}
+	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
+		return nil, nil, nil, err
+	}
+	if opts.Location, err = fc.location(""); err != nil {
+		return nil, nil, nil, err
+	}
+	for phone, p := range fc.Family {
+		loc, err := fc.location(p.Timezone)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		opts.Family[phone] = assistant.Person{Name: p.Name, Location: loc}
+	}
+	shared, err := lists.Open(c.listsFile(), nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
+		return nil, nil, nil, err
+	}
+
+	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key)}
+	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
+		clientOpts = append(clientOpts, option.WithBaseURL(base))
+	}
+	mem, store, err := c.mem.open(ctx, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	a, err := assistant.New(anthropic.NewClient(clientOpts...), mem, &opts)
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	return a, mem, store, nil
+}
+
+const askUsage = `Usage: mombot ask --from PHONE [--image FILE] [flags] MESSAGE
+
+Sends MESSAGE to the assistant as the family member with that phone, with
+their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
+required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
+
+func runAsk(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("mombot ask", flag.ContinueOnError)
+	var cfg assistantConfig
+	if err := cfg.register(fs, e); err != nil {
+		return err
+	}
+	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), askUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	in := assistant.Inbound{From: cfg.from, Text: strings.Join(fs.Args(), " ")}
+	if *imagePath != "" {
+		img, err := os.ReadFile(*imagePath)
+		if err != nil {
+			return fmt.Errorf("ask: %w", err)
+		}
+		in.Image = img
+	}
+	a, _, store, err := cfg.open(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	reply, err := a.Handle(ctx, in)
+	fmt.Fprintln(e.stdout, reply.Text)
+	if err != nil {
+		return fmt.Errorf("ask: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mombot/mombot/assistant/anthropictest"
+)
+
+// askEnv runs mombot ask and chat in-process against a fake Messages API,
+// with the conversations and lists in a temporary folder.
+type askEnv struct {
+	t     *testing.T
+	srv   *anthropictest.Server
+	dir   string
+	vars  map[string]string
+	stdin string
+}
+
+func newAskEnv(t *testing.T) *askEnv {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mombot.json")
+	if err := os.WriteFile(cfg, []byte(`{"timezone":"America/Los_Angeles","family":{"+14155551234":{"name":"Erin"},"+14155555678":{"name":"Jason"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := anthropictest.NewServer(t)
+	t.Cleanup(func() {
+		for _, r := range srv.Rejected() {
+			t.Errorf("the fake API rejected a request: %s", r)
+		}
+	})
+	return &askEnv{t: t, srv: srv, dir: dir, vars: map[string]string{
+		"ANTHROPIC_API_KEY":  anthropictest.APIKey,
+		"ANTHROPIC_BASE_URL": srv.URL,
+		"MOMBOT_CONFIG":      cfg,
+		"MOMBOT_STORE":       filepath.Join(dir, "conversations.json"),
+	}}
+}
+
+func (a *askEnv) run(args ...string) (string, string, error) {
+	a.t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), append([]string{"mombot"}, args...), func(k string) string { return a.vars[k] }, strings.NewReader(a.stdin), &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+func (a *askEnv) lastMessages() int {
+	reqs := a.srv.Requests()
+	return len(reqs[len(reqs)-1].Params.Messages)
+}
+
+func TestAskFollowUpAndIsolation(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Corn tortillas."), anthropictest.Text("Hi Jason."))
+	out, _, err := a.run("ask", "--from", "+14155551234", "what's for dinner?")
+	if err != nil || out != "Tacos.\n" {
+		t.Fatalf("ask: %q, %v", out, err)
+	}
+	if _, _, err := a.run("ask", "--from", "+14155551234", "what kind of tortillas?"); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.lastMessages(); n != 3 {
+		t.Errorf("the follow-up sent %d messages, want 3", n)
+	}
+	if _, _, err := a.run("ask", "--from", "+14155555678", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.lastMessages(); n != 1 {
+		t.Errorf("Jason's message carried %d messages", n)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); err != nil {
+		t.Errorf("no conversations file: %v", err)
+	}
+}
+
+func TestAskListsWorkflow(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(
+		anthropictest.ToolUse("", anthropictest.Call{Name: "list_add", Input: map[string]any{"list": "grocery", "items": []string{"limes", "cilantro"}}}),
+		anthropictest.Text("Added."),
+		anthropictest.ToolUse("", anthropictest.Call{Name: "list_remove", Input: map[string]any{"list": "grocery", "positions": []int{2}}}),
+		anthropictest.Text("Removed cilantro."),
+	)
+	if _, _, err := a.run("ask", "--from", "+14155551234", "add limes and cilantro to the grocery list"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := a.run("ask", "--from", "+14155551234", "remove the second one")
+	if err != nil || out != "Removed cilantro.\n" {
+		t.Fatalf("%q, %v", out, err)
+	}
+	// The second message carried the first turn's tool_use/tool_result pair.
+	if n := a.lastMessages(); n != 7 {
+		t.Errorf("sent %d messages, want 7", n)
+	}
+	data, err := os.ReadFile(filepath.Join(a.dir, "lists.json"))
+	if err != nil || !strings.Contains(string(data), "limes") || strings.Contains(string(data), "cilantro") {
+		t.Errorf("lists.json = %s, %v", data, err)
+	}
+}
+
+func TestAskErrors(t *testing.T) {
+	a := newAskEnv(t)
+	delete(a.vars, "ANTHROPIC_API_KEY")
+	if _, _, err := a.run("ask", "--from", "+14155551234", "hi"); err == nil || err.Error() != "ANTHROPIC_API_KEY is not set" {
+		t.Errorf("without a key: %v", err)
+	}
+	a = newAskEnv(t)
+	if _, _, err := a.run("ask", "hi"); err == nil || !strings.Contains(err.Error(), "--from") {
+		t.Errorf("without --from: %v", err)
+	}
+	// The client retries twice, as it does in production.
+	busy := anthropictest.Overloaded()
+	busy.Header = http.Header{"Retry-After-Ms": {"1"}}
+	a.srv.Enqueue(busy, busy, busy)
+	out, _, err := a.run("ask", "--from", "+14155551234", "hi")
+	if err == nil || !strings.HasPrefix(out, "Sorry") {
+		t.Errorf("API failure: %q, %v", out, err)
+	}
+}
+
+func TestChat(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Hello Erin."), anthropictest.Text("Still here."), anthropictest.Text("Fresh start."))
+	a.stdin = "hi\nare you there?\n/history\n/clear\nhello again\n"
+	out, _, err := a.run("chat", "--from", "+14155551234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Hello Erin.", "Still here.", "are you there?", "(conversation forgotten)", "Fresh start."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := a.lastMessages(); n != 1 {
+		t.Errorf("after /clear the message carried %d messages", n)
+	}
+}
