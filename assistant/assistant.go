@@ -246,8 +246,14 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	if !system {
 		history, err = a.mem.History(ctx, in.From)
 		if err != nil {
-			log.Error("assistant: load history", "err", err)
-			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+			if ctx.Err() != nil {
+				return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+			}
+			// The store is down (Redis restarting, a full disk): an
+			// answer without memory beats no answer. Saving this turn
+			// is tried as usual and works again once the store is back.
+			log.Error("assistant: conversation memory unavailable; answering without history", "err", err)
+			history = nil
 		}
 	}
 

@@ -1,0 +1,78 @@
+package assistant_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
+)
+
+// flakyStore is a store that can be switched off, like a Redis that restarts.
+type flakyStore struct {
+	*memstore.Store
+	down atomic.Bool
+}
+
+var errDown = errors.New("connection refused")
+
+func (s *flakyStore) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
+	if s.down.Load() {
+		return conversation.Conversation{}, errDown
+	}
+	return s.Store.Load(ctx, phone)
+}
+
+func (s *flakyStore) Append(ctx context.Context, phone string, t conversation.Turn, now time.Time, lim conversation.Limits) error {
+	if s.down.Load() {
+		return errDown
+	}
+	return s.Store.Append(ctx, phone, t, now, lim)
+}
+
+// While the store is down the assistant answers without memory and says so
+// in the log; once it is back, memory works again without a restart.
+func TestStoreDownAnswersWithoutMemory(t *testing.T) {
+	srv := anthropictest.NewServer(t)
+	store := &flakyStore{Store: memstore.New()}
+	mem, _ := conversation.New(store, nil)
+	var logs syncBuffer
+	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	srv.Enqueue(anthropictest.Text("one"), anthropictest.Text("two"), anthropictest.Text("three"))
+
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	store.down.Store(true)
+	r, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "second"})
+	if r.Text != "two" {
+		t.Fatalf("reply while the store is down = %q, want the model's answer", r.Text)
+	}
+	if !errors.Is(err, errDown) {
+		t.Fatalf("err = %v, want the failed save reported", err)
+	}
+	if n := len(srv.Requests()[1].Params.Messages); n != 1 {
+		t.Fatalf("the request while the store is down has %d messages, want 1 (no history)", n)
+	}
+	if !strings.Contains(logs.String(), "answering without history") {
+		t.Fatalf("the log does not say memory is unavailable:\n%s", logs.String())
+	}
+	store.down.Store(false)
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "third"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(srv.Requests()[2].Params.Messages); n != 3 {
+		t.Fatalf("after the store came back the request has %d messages, want 3 (the first turn, then this one)", n)
+	}
+}
