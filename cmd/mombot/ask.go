@@ -15,7 +15,6 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/conversation/jsonfile"
 )
 
 // assistantConfig is what the commands that talk to Claude share: the
@@ -33,24 +32,29 @@ func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
 	}
 	fs.StringVar(&c.configPath, "config", e.getenv("MOMBOT_CONFIG"), "configuration file: family, time zones, model, prompt file (env MOMBOT_CONFIG; default mombot.json if it exists)")
 	fs.StringVar(&c.listsPath, "lists", e.getenv("MOMBOT_LISTS"), "the family's shared lists file (env MOMBOT_LISTS; default lists.json next to the conversations)")
+	return nil
+}
+
+// registerFrom adds --from, the sender of ask and chat.
+func (c *assistantConfig) registerFrom(fs *flag.FlagSet) {
 	fs.StringVar(&c.from, "from", "", "the sender's phone number, like +14155551234")
+}
+
+// checkFrom reports a missing or malformed --from.
+func (c *assistantConfig) checkFrom() error {
+	if err := conversation.CheckPhone(c.from); err != nil {
+		return usagef("--from: give the sender's phone number, like +14155551234")
+	}
 	return nil
 }
 
 // listsFile returns where the shared lists are kept: the flag, or next to
-// a conversations file, or in the default data folder.
+// the conversations.
 func (c *assistantConfig) listsFile() string {
 	if c.listsPath != "" {
 		return c.listsPath
 	}
-	dir := filepath.Dir(jsonfile.DefaultPath())
-	if scheme, rest, ok := strings.Cut(c.mem.store, ":"); c.mem.store != "" && (!ok || scheme == "file" || scheme == "sqlite") {
-		if !ok {
-			rest = c.mem.store
-		}
-		dir = filepath.Dir(strings.TrimPrefix(rest, "//"))
-	}
-	return filepath.Join(dir, "lists.json")
+	return filepath.Join(dataDir(c.mem.store), "lists.json")
 }
 
 // open builds the assistant. The caller closes the returned store.
@@ -58,9 +62,6 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
-	}
-	if err := conversation.CheckPhone(c.from); err != nil {
-		return nil, nil, nil, usagef("--from: give the sender's phone number, like +14155551234")
 	}
 	fc, err := loadConfig(c.configPath)
 	if err != nil {
@@ -119,12 +120,16 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
+	cfg.registerFrom(fs)
 	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), askUsage)
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, e, args); err != nil {
+		return err
+	}
+	if err := cfg.checkFrom(); err != nil {
 		return err
 	}
 	in := assistant.Inbound{From: cfg.from, Text: strings.Join(fs.Args(), " ")}

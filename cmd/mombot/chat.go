@@ -24,6 +24,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
+	cfg.registerFrom(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), chatUsage)
 		fs.PrintDefaults()
@@ -33,6 +34,9 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("chat takes no arguments; type the messages once it starts")
+	}
+	if err := cfg.checkFrom(); err != nil {
+		return err
 	}
 	a, mem, store, err := cfg.open(ctx, e)
 	if err != nil {

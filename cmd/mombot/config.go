@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/whatsapp"
 )
 
 // fileConfig is the configuration file (--config, MOMBOT_CONFIG, default
@@ -78,10 +79,18 @@ func loadConfig(path string) (*fileConfig, error) {
 	if _, err := c.location(c.Timezone); err != nil {
 		return nil, fmt.Errorf("config %s: timezone: %w", path, err)
 	}
+	// Numbers are kept the way WhatsApp reports senders, "+" and digits,
+	// so "+1 (415) 555-1234" in the file matches the sender 14155551234.
+	family := make(map[string]personConfig, len(c.Family))
 	for phone, p := range c.Family {
-		if err := conversation.CheckPhone(phone); err != nil {
-			return nil, fmt.Errorf("config %s: family: %w", path, err)
+		norm := whatsapp.NormalizePhone(phone)
+		if len(norm) < 8 || conversation.CheckPhone(norm) != nil {
+			return nil, fmt.Errorf("config %s: family: %q is not a phone number in international form, like +14155551234", path, phone)
 		}
+		if _, dup := family[norm]; dup {
+			return nil, fmt.Errorf("config %s: family: %s is listed twice", path, conversation.MaskPhone(norm))
+		}
+		family[norm] = p
 		if p.Name == "" {
 			return nil, fmt.Errorf("config %s: family member %s has no name", path, conversation.MaskPhone(phone))
 		}
@@ -89,6 +98,7 @@ func loadConfig(path string) (*fileConfig, error) {
 			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", path, p.Name, err)
 		}
 	}
+	c.Family = family
 	if c.WhatsApp.MaxAge != "" {
 		if _, err := time.ParseDuration(c.WhatsApp.MaxAge); err != nil {
 			return nil, fmt.Errorf("config %s: whatsapp.max_age: %w", path, err)

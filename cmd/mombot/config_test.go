@@ -24,7 +24,7 @@ func TestLoadConfig(t *testing.T) {
   "timezone": "America/Los_Angeles",
   "family": {
     "+14155551234": {"name": "Erin"},
-    "+14155555678": {"name": "Jason", "timezone": "Europe/Paris"}
+    "+1 (415) 555-5678": {"name": "Jason", "timezone": "Europe/Paris"}
   },
   "system_prompt_file": "prompt.txt",
   "whatsapp": {"phone_number_id": "123", "max_age": "12h"}
@@ -46,12 +46,14 @@ func TestLoadConfig(t *testing.T) {
 
 func TestLoadConfigErrors(t *testing.T) {
 	tests := map[string]string{
-		`{"family": {"+1": {}}}`:                           "has no name",
-		`{"family": {"": {"name": "x"}}}`:                  "invalid phone",
-		`{"timezone": "Mars/Olympus"}`:                     "timezone",
-		`{"famly": {}}`:                                    `unknown field "famly"`,
-		`{"whatsapp": {"max_age": "a day"}}`:               "max_age",
-		`{"family": {"+1": {"name": "x", "timezone": 3}}}`: "cannot unmarshal",
+		`{"family": {"+14155551234": {}}}`:                                              "has no name",
+		`{"family": {"": {"name": "x"}}}`:                                               "international form",
+		`{"family": {"ext 12": {"name": "x"}}}`:                                         "international form",
+		`{"family": {"+14155551234": {"name": "a"}, "+1 415 555 1234": {"name": "b"}}}`: "listed twice",
+		`{"timezone": "Mars/Olympus"}`:                                                  "timezone",
+		`{"famly": {}}`:                                                                 `unknown field "famly"`,
+		`{"whatsapp": {"max_age": "a day"}}`:                                            "max_age",
+		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    "cannot unmarshal",
 	}
 	for body, want := range tests {
 		if _, err := loadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	neturl "net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -93,15 +94,32 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 	return mem, store, nil
 }
 
-// openStore opens the store a URL names: a plain path or file:PATH for the
-// JSON file, sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] for
-// Redis. An empty URL is the JSON file at its default path.
-func openStore(ctx context.Context, url string, timeout time.Duration, e *env) (conversation.Store, error) {
+// dataDir returns the folder where files that belong with the conversations
+// (the shared lists, the ids of handled WhatsApp messages) are kept: the
+// folder of a file or sqlite store, else the default data folder.
+func dataDir(storeURL string) string {
+	scheme, rest := splitStoreURL(storeURL)
+	if (scheme == "file" || scheme == "sqlite") && rest != "" {
+		return filepath.Dir(rest)
+	}
+	return filepath.Dir(jsonfile.DefaultPath())
+}
+
+// splitStoreURL returns a store URL's kind and the rest: a plain path is
+// of kind "file".
+func splitStoreURL(url string) (scheme, rest string) {
 	scheme, rest, hasScheme := strings.Cut(url, ":")
 	if !hasScheme || len(scheme) == 1 || strings.ContainsAny(scheme, `/\.`) { // a path, maybe C:\ or ./a:b
 		scheme, rest = "file", url
 	}
-	rest = strings.TrimPrefix(rest, "//")
+	return scheme, strings.TrimPrefix(rest, "//")
+}
+
+// openStore opens the store a URL names: a plain path or file:PATH for the
+// JSON file, sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] for
+// Redis. An empty URL is the JSON file at its default path.
+func openStore(ctx context.Context, url string, timeout time.Duration, e *env) (conversation.Store, error) {
+	scheme, rest := splitStoreURL(url)
 	switch scheme {
 	case "file":
 		if rest == "" {
