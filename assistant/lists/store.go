@@ -61,6 +61,11 @@ func Open(path string, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
+	// The folder is the data folder, which the first run creates, as the
+	// conversation store does.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("lists: open: %w", err)
+	}
 	fi, err := os.Stat(filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("lists: open: %w", err)

@@ -117,7 +117,14 @@ func TestOpenBadFile(t *testing.T) {
 	if _, err := lists.Open(path, nil); err == nil {
 		t.Error("opened a corrupt file")
 	}
-	if _, err := lists.Open(filepath.Join(t.TempDir(), "missing", "lists.json"), nil); err == nil {
-		t.Error("opened a file in a missing folder")
+	// A missing data folder is created, as on a first run.
+	if _, err := lists.Open(filepath.Join(t.TempDir(), "missing", "lists.json"), nil); err != nil {
+		t.Errorf("a missing data folder: %v", err)
+	}
+	// A folder that cannot be one is an error.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := lists.Open(filepath.Join(file, "lists.json"), nil); err == nil {
+		t.Error("opened a list under a file")
 	}
 }

@@ -62,6 +62,7 @@ var commands = map[string]command{
 	"history": {"inspect and manage stored conversations (list, show, clear, migrate)", runHistory},
 	"ask":     {"send one message as a family member and print the reply", runAsk},
 	"chat":    {"talk with the assistant in the terminal, with the same memory", runChat},
+	"serve":   {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
 }
 
 // usageError is a mistake on the command line; it exits with status 2.
