@@ -8,9 +8,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/mombot/mombot/internal/atomicfile"
 )
 
 // Dedup remembers the message ids (wamids) already handled, because Meta
@@ -136,45 +137,11 @@ func (d *DedupFile) Seen(ctx context.Context, id string, at time.Time) (bool, er
 	d.seen[id] = at.UTC()
 	data, err := json.Marshal(dedupJSON{Seen: d.seen})
 	if err == nil {
-		err = writeFileAtomic(d.path, data)
+		err = atomicfile.WriteFile(d.path, data)
 	}
 	if err != nil {
 		delete(d.seen, id)
 		return false, fmt.Errorf("whatsapp: save dedup file: %w", err)
 	}
 	return true, nil
-}
-
-// writeFileAtomic replaces path with data so that a crash at any instant
-// leaves the old file or the new one, whole.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*") // mode 0600
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/mombot/mombot/internal/atomicfile"
 )
 
 // Item is one entry of a list.
@@ -130,7 +132,7 @@ func (s *Store) update(ctx context.Context, change func(*file) error) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(s.path, append(data, '\n'))
+	return atomicfile.WriteFile(s.path, append(data, '\n'))
 }
 
 // view runs look on the current lists.

@@ -5,8 +5,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
+
+	"github.com/mombot/mombot/internal/atomicfile"
 )
 
 // stamp identifies one version of the file. Every write renames a new file
@@ -67,66 +68,24 @@ func readFile(path string) ([]byte, stamp, error) {
 	return data, stampOf(fi), nil
 }
 
-// writeFile replaces the file at path with what write writes so that a crash at any
-// instant leaves either the old or the new file, whole: the data goes to a
-// temporary file in the same folder, is synced, renamed over path, and the
-// folder is synced so the rename itself is durable. It returns the stamp of
-// the new file.
+// writeFile replaces the file at path with what write writes, atomically
+// and durably (see package atomicfile), and returns the stamp of the new
+// file and its size.
 func writeFile(path string, write func(io.Writer) (int64, error)) (stamp, int64, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, tempPrefix(base)+"*") // mode 0600
-	if err != nil {
-		return stamp{}, 0, err
-	}
-	tmpName := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	size, err := write(tmp)
-	if err != nil {
-		return stamp{}, 0, err
-	}
-	if err := tmp.Sync(); err != nil {
-		return stamp{}, 0, err
-	}
-	fi, err := tmp.Stat()
-	if err != nil {
-		return stamp{}, 0, err
-	}
-	if err := tmp.Close(); err != nil {
-		return stamp{}, 0, err
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return stamp{}, 0, err
-	}
-	ok = true
-	if err := syncDir(dir); err != nil {
-		return stamp{}, 0, err
-	}
-	// The rename changed the ctime; stat again by path for the stamp that
-	// readers will see, falling back to what the temporary file had.
-	if st, err := statPath(path); err == nil && st.ino == stampOf(fi).ino {
-		return st, size, nil
-	}
-	return stampOf(fi), size, nil
-}
-
-func tempPrefix(base string) string { return "." + base + ".tmp-" }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
+	var size int64
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		n, err := write(w)
+		size = n
 		return err
+	})
+	if err != nil {
+		return stamp{}, 0, err
 	}
-	defer d.Close()
-	return d.Sync()
+	st, err := statPath(path)
+	if err != nil {
+		return stamp{}, 0, err
+	}
+	return st, size, nil
 }
 
 // lockFile takes an exclusive advisory lock (flock) on f, waiting for it.

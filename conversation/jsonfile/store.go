@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/atomicfile"
 )
 
 var (
@@ -137,7 +138,7 @@ func (s *Store) removeTemps() {
 	if dir == "" {
 		dir = "."
 	}
-	names, _ := filepath.Glob(filepath.Join(dir, tempPrefix(base)+"*"))
+	names, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix(base)+"*"))
 	for _, n := range names {
 		os.Remove(n)
 	}
