@@ -123,6 +123,11 @@ type Config struct {
 	// Locker serialises each sender's messages across processes. Default:
 	// an in-process KeyMutex.
 	Locker Locker
+	// Queue, if set, holds each sender's messages until they are handled,
+	// shared by the processes that share it, so that replicas answer a
+	// sender's messages in the order delivered. Default: each process
+	// queues its deliveries in memory, in order within the process.
+	Queue Queue
 	// Health, if set, reports on what the server depends on (the
 	// conversation store, say) for GET /healthz. An error there does not
 	// stop the server, which goes on answering without what failed, so

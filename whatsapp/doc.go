@@ -15,10 +15,11 @@
 // word boundaries, and sends that meet a 429 or a 5xx are retried with
 // backoff.
 //
-// Two seams exist for running several replicas: [Dedup] and [Locker]. The
-// defaults here are for one process; a shared implementation (on Redis, for
-// example) makes a message answered once and a sender's messages ordered
-// across processes.
+// Three seams exist for running several replicas: [Dedup], [Locker] and
+// [Queue]. The defaults here are for one process; shared implementations
+// (on Redis, for example) make a message answered once ([Dedup]), one
+// sender's messages handled one at a time ([Locker]) and in the order
+// delivered ([Queue]) across processes.
 //
 // Package graphtest is a fake Graph API for tests.
 package whatsapp

@@ -266,7 +266,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		if !s.accept(ev, now) {
 			continue
 		}
-		if !s.queues.add(ev.From, ev) {
+		if !s.enqueue(r.Context(), ev) {
 			// Shutting down: ask Meta to deliver again later. Messages
 			// already queued are handled, and their ids make the
 			// redelivery of those a no-op.
@@ -309,20 +309,23 @@ func (s *Server) accept(ev event, now time.Time) bool {
 // handle processes one message; the queues call it one at a time per
 // sender.
 func (s *Server) handle(from string, ev event) {
+	if ev.drain {
+		s.drain(from)
+		return
+	}
 	ctx := s.ctx
 	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(from))
-	unlock, err := s.cfg.Locker.Lock(ctx, from)
-	if err != nil {
-		if ctx.Err() != nil {
-			log.Warn("whatsapp: message not answered: shutting down")
-			return
-		}
-		// Answering out of order beats not answering.
-		log.Error("whatsapp: sender lock failed; answering without it", "err", err)
-		unlock = func() {}
+	unlock, ok := s.lock(ctx, log, from)
+	if !ok {
+		return
 	}
 	defer unlock()
+	s.process(ctx, log, ev)
+}
 
+// process answers one message, unless it was handled before; the caller
+// holds the sender's lock.
+func (s *Server) process(ctx context.Context, log *slog.Logger, ev event) {
 	first, err := s.cfg.Dedup.Seen(ctx, ev.ID, s.cfg.Now())
 	switch {
 	case err != nil && ctx.Err() != nil:

@@ -41,6 +41,9 @@ const (
 	// dedupTTL is how long a message id is remembered: Meta redelivers
 	// for up to 7 days.
 	dedupTTL = 7 * 24 * time.Hour
+	// queueTTL is how long a sender's messages shared by the replicas wait
+	// for one to take them, should every replica stop before it does.
+	queueTTL = 24 * time.Hour
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -76,15 +79,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer store.Close()
 
-	// Where several replicas share a Redis, they share the sender lock and
-	// the record of handled messages too; otherwise both are local, the
-	// record in a file next to the conversations.
+	// Where several replicas share a Redis, they share the queue of each
+	// sender's messages, the sender lock and the record of handled messages
+	// too; otherwise all are local, the record in a file next to the
+	// conversations.
 	if rs, ok := store.(*redis.Store); ok {
 		locker, err := rs.Locker(nil)
 		if err != nil {
 			return err
 		}
 		wcfg.Locker = locker
+		if wcfg.Queue, err = rs.Queue(queueTTL); err != nil {
+			return err
+		}
 		wcfg.Dedup = redisDedup{rs.Dedup()}
 		wcfg.Health = func(ctx context.Context) error {
 			if err := rs.Ping(ctx); err != nil {

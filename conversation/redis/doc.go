@@ -1,6 +1,6 @@
 // Package redis is a [conversation.Store] on Redis, for several replicas of
 // the service that share one memory, and the coordination those replicas
-// need: a per-sender [Locker] and a webhook [Dedup].
+// need: a per-sender [Locker], a per-sender [Queue] and a webhook [Dedup].
 //
 // # Keys
 //
@@ -10,8 +10,9 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
-// A [Locker]'s lock on a key is <prefix>lock:<key> and a [Dedup]'s id is
-// <prefix>seen:<id>; they share the store's connections.
+// A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
+// key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
+// the store's connections.
 //
 // Both keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that
