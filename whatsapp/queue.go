@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mombot/mombot/conversation"
 )
@@ -25,6 +26,10 @@ type Queue interface {
 	Pop(ctx context.Context, key string) (item []byte, ok bool, err error)
 }
 
+// queuePushTimeout bounds the push of a message to the shared Queue, which
+// happens before the webhook delivery is answered.
+const queuePushTimeout = 2 * time.Second
+
 // enqueue queues ev for handling, and reports false when the server is
 // shutting down. With a shared Queue the event goes there and the sender's
 // local queue gets a job to drain it; should the shared Queue fail, the
@@ -35,7 +40,11 @@ func (s *Server) enqueue(ctx context.Context, ev event) bool {
 	}
 	item, err := json.Marshal(ev)
 	if err == nil {
+		// Meta waits for the answer to the delivery: a Queue that hangs
+		// must not hold it up for long.
+		ctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
 		err = s.cfg.Queue.Push(ctx, ev.From, item)
+		cancel()
 	}
 	if err != nil {
 		s.log.Error("whatsapp: shared queue failed; queueing the message in this process", "id", ev.ID, "from", conversation.MaskPhone(ev.From), "err", err)
