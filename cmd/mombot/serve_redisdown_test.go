@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// redisProc is a redis-server of the test's own, which it may stop and
+// start again on the same port.
+type redisProc struct {
+	t    *testing.T
+	port int
+	cmd  *exec.Cmd
+}
+
+// startRedis starts a redis-server without persistence on a free port, or
+// skips the test when there is no redis-server on PATH.
+func startRedis(t *testing.T) *redisProc {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not on PATH: the test needs a Redis of its own to stop and start")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &redisProc{t: t, port: ln.Addr().(*net.TCPAddr).Port}
+	ln.Close()
+	r.start()
+	t.Cleanup(r.kill)
+	return r
+}
+
+func (r *redisProc) url() string { return fmt.Sprintf("redis://127.0.0.1:%d/0", r.port) }
+
+// start starts the server and waits until it accepts connections.
+func (r *redisProc) start() {
+	r.t.Helper()
+	r.cmd = exec.Command("redis-server", "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
+	if err := r.cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	for range 100 {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", r.port)); err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	r.t.Fatalf("redis-server did not start on port %d", r.port)
+}
+
+// kill stops the server at once, as a crash would.
+func (r *redisProc) kill() {
+	if r.cmd != nil && r.cmd.Process != nil {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+		r.cmd = nil
+	}
+}
+
+// waitHealth polls /healthz until its body starts with prefix.
+func waitHealth(t *testing.T, p *servedProc, prefix string) string {
+	t.Helper()
+	var body string
+	for range 100 {
+		var code int
+		code, body = p.get("/healthz")
+		if code == 200 && strings.HasPrefix(body, prefix) {
+			return body
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("/healthz never said %q; last: %q", prefix, body)
+	return ""
+}
+
+// TestServeRedisDown: when the Redis behind the server goes down, the
+// server goes on answering without history and /healthz says it is
+// degraded; when Redis is back, memory works again without a restart.
+func TestServeRedisDown(t *testing.T) {
+	r := startRedis(t)
+	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
+	echoMarkers(f.claude, 0)
+	p := f.start()
+	n := 0
+	say := func(key string) []string {
+		t.Helper()
+		n++
+		body := delivery(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
+		if code := p.deliver(body); code != 200 {
+			t.Fatalf("delivery of %s: %d", key, code)
+		}
+		sent := waitSent(t, f.graph, n, 30*time.Second)
+		if got := sent[n-1].Body; got != "re "+key {
+			t.Fatalf("reply %q, want %q", got, "re "+key)
+		}
+		reqs := f.claude.Requests()
+		return markers(reqs[len(reqs)-1].Params.Messages)
+	}
+	waitHealth(t, p, "ok")
+	say("a1")
+	if got := say("a2"); !slices.Equal(got, []string{"a1", "a2"}) {
+		t.Fatalf("with Redis up the model saw %q, want the first turn too", got)
+	}
+
+	r.kill()
+	body := waitHealth(t, p, "degraded: ")
+	if !strings.Contains(body, "redis") {
+		t.Errorf("/healthz does not say what is down: %q", body)
+	}
+	if got := say("b1"); !slices.Equal(got, []string{"b1"}) {
+		t.Errorf("with Redis down the model saw %q, want the message alone", got)
+	}
+
+	r.start()
+	waitHealth(t, p, "ok")
+	say("c1")
+	// The restarted Redis kept nothing (no persistence), but new turns are
+	// remembered again.
+	if got := say("c2"); !slices.Equal(got, []string{"c1", "c2"}) {
+		t.Errorf("with Redis back the model saw %q, want the previous turn too", got)
+	}
+	p.stop()
+	if logs := p.logs.String(); !strings.Contains(logs, "level=ERROR") {
+		t.Errorf("the outage was not logged:\n%s", logs)
+	}
+}
