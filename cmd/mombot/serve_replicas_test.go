@@ -154,6 +154,9 @@ func (l replicaLoad) check(t testing.TB, f *serveFixture, run string) {
 			t.Errorf("unexpected reply %q to %s", m.Body, m.To)
 			continue
 		}
+		if !strings.HasPrefix(key, run+"-") {
+			continue // another run's
+		}
 		answered[key]++
 		var i, k int
 		if _, err := fmt.Sscanf(strings.TrimPrefix(key, run+"-"), "%d-%d", &i, &k); err != nil || m.To != strings.TrimPrefix(l.phone(i), "+") {
