@@ -17,6 +17,12 @@
 // family: its cost grows with the file, and past [DefaultWarnSize] every save
 // logs a warning to move to the sqlite store.
 //
+// The store never empties its memory because the file went away: if the file
+// vanishes or stops parsing while the store is in use (another process moved
+// a corrupt file aside, someone ran mv or rm), the conversations in memory are
+// kept and served, a loud error is logged, and the next save writes them back.
+// To wipe every conversation, stop the processes that use the file first.
+//
 // The file lock relies on flock(2); the package supports Linux and other Unix
 // systems.
 package jsonfile

@@ -77,6 +77,9 @@ type Store struct {
 	stamp  stamp      // the version of the file st was read from or written as
 	warned bool
 	closed bool
+	// orphaned is set while memory holds conversations that the file
+	// lost (it vanished or was moved aside) until a save writes them.
+	orphaned bool
 }
 
 // Open opens the store at path, creating its folder (mode 0700) if needed.
@@ -146,6 +149,12 @@ func (s *Store) removeTemps() {
 
 // refresh reads the file again if it changed since s.st was read or
 // written. s.mu is held.
+//
+// Memory is never emptied because the file went away: when the file
+// vanishes or does not parse after the store has used it, the conversations
+// in memory are kept, served, and written back by the next save. Until then
+// the store is orphaned, and a file that another process writes in the
+// meantime (which cannot hold them) is merged with them.
 func (s *Store) refresh(startup bool) error {
 	cur, err := statPath(s.path)
 	if err != nil {
@@ -158,6 +167,15 @@ func (s *Store) refresh(startup bool) error {
 	if err != nil {
 		return fmt.Errorf("read: %w", err)
 	}
+	if !st.exists {
+		if s.stamp.exists {
+			s.log.Error("conversations file vanished while in use; keeping the conversations in memory, the next save writes them back",
+				"path", s.path, "conversations", len(s.st.order))
+			s.orphaned = len(s.st.order) > 0
+		}
+		s.stamp = stamp{}
+		return nil
+	}
 	parsed, rep, err := parse(data, s.loc)
 	if err != nil {
 		aside := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
@@ -165,14 +183,20 @@ func (s *Store) refresh(startup bool) error {
 			return fmt.Errorf("%s does not parse (%v) and cannot be moved aside: %w", s.path, err, rerr)
 		}
 		s.log.Error("conversations file does not parse; moved it aside and kept it, starting from what is known",
-			"path", s.path, "moved_to", aside, "err", err)
-		// Nothing is at s.path now; what is in memory is written by the
-		// next save.
+			"path", s.path, "moved_to", aside, "err", err, "conversations_in_memory", len(s.st.order))
+		// Nothing is at s.path now; what is in memory (nothing at start-up)
+		// is written by the next save.
 		s.stamp = stamp{}
-		if startup {
-			s.st = newState()
-		}
+		s.orphaned = len(s.st.order) > 0
 		return nil
+	}
+	if s.orphaned {
+		if n := mergeMissing(parsed, s.st); n > 0 {
+			s.log.Warn("a new conversations file appeared while conversations were only in memory; kept those it lacks, the next save writes them",
+				"path", s.path, "conversations_kept", n)
+		} else {
+			s.orphaned = false
+		}
 	}
 	s.st, s.stamp = parsed, st
 	if rep.droppedTurns > 0 {
@@ -236,7 +260,7 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", s.path, err)
 		}
-		s.st, s.stamp = next, st
+		s.st, s.stamp, s.orphaned = next, st, false
 		s.checkSize(size, len(next.order))
 		return nil
 	})

@@ -306,15 +306,35 @@ func TestWriteErrorIsReturnedAndChangesNothing(t *testing.T) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("err = %v, want the file system's error wrapped", err)
 	}
-	// The store treats the vanished file as emptied; it must not claim the
-	// unsaved turn.
-	if h, _ := mem.History(ctx, "+1"); len(h) == 4 {
-		t.Fatal("the turn that failed to save is served as if saved")
+	// The store keeps what it had and does not claim the unsaved turn.
+	if h, _ := mem.History(ctx, "+1"); len(h) != 2 {
+		t.Fatalf("after a failed save History = %d messages, want the 2 saved before", len(h))
+	}
+	// The volume is back: the next save writes the kept turn too.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("third", "three")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := jsonfileLoad(t, path, "+1"); err != nil || len(c.Turns) != 2 || c.Turns[0].Messages[0].Text() != "first" {
+		t.Fatalf("after the folder came back the file holds %+v, %v; want the first and third turns", c.Turns, err)
 	}
 	s.Close()
 	if _, err := s.List(ctx); !errors.Is(err, jsonfile.ErrClosed) {
 		t.Fatalf("List after Close: %v, want ErrClosed", err)
 	}
+}
+
+// jsonfileLoad reads phone's conversation from a store opened afresh on path.
+func jsonfileLoad(t *testing.T, path, phone string) (conversation.Conversation, error) {
+	t.Helper()
+	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.Load(ctx, phone)
 }
 
 func TestReadOnlyFolder(t *testing.T) {
@@ -436,4 +456,60 @@ func ExampleOpen() {
 	// Output:
 	// user: [From Erin]: what's for dinner?
 	// assistant: Tacos!
+}
+
+// TestFileVanishingKeepsMemory: the file is moved away while the store runs
+// (another process moving a corrupt file aside, an operator's mv). The
+// conversations in memory are not dropped, and the next save writes them
+// all back.
+func TestFileVanishingKeepsMemory(t *testing.T) {
+	for _, first := range []string{"read", "save", "read, another process saves"} {
+		t.Run("then "+first, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "conversations.json")
+			log, buf := logBuffer()
+			_, mem := open(t, path, time.Now(), &jsonfile.Options{Logger: log})
+			for _, p := range []string{"+1", "+2"} {
+				if err := mem.SaveTurn(ctx, p, storetest.TextTurn("hi "+p, "hello")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if first != "save" {
+				if h, err := mem.History(ctx, "+1"); err != nil || len(h) != 2 {
+					t.Fatalf("History after the file vanished = %d messages, %v; want the 2 in memory", len(h), err)
+				}
+			}
+			if first == "read, another process saves" {
+				// It starts without a file, so its file cannot hold +1 and
+				// +2; the first store merges them in.
+				_, other := open(t, path, time.Now(), nil)
+				if err := other.SaveTurn(ctx, "+3", storetest.TextTurn("new", "one")); err != nil {
+					t.Fatal(err)
+				}
+				if h, err := mem.History(ctx, "+2"); err != nil || len(h) != 2 {
+					t.Fatalf("History after another process wrote a new file = %d messages, %v; want the 2 in memory", len(h), err)
+				}
+			}
+			if err := mem.SaveTurn(ctx, "+3", storetest.TextTurn("new", "one")); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(buf.String(), "level=ERROR") || !strings.Contains(buf.String(), "vanished") {
+				t.Errorf("no loud log line for the vanished file:\n%s", buf)
+			}
+			s2, _ := open(t, path, time.Now(), nil)
+			l, err := s2.List(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, sum := range l {
+				got = append(got, sum.Phone)
+			}
+			if strings.Join(got, " ") != "+1 +2 +3" {
+				t.Fatalf("the file after the next save holds %v, want +1 +2 +3", got)
+			}
+		})
+	}
 }
