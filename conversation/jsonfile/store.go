@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState()}
 	if err := s.withFileLock(func() error {
 		s.removeTemps()
-		return s.refresh(true)
+		return s.refresh(true, true)
 	}); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
@@ -147,39 +148,72 @@ func (s *Store) removeTemps() {
 	}
 }
 
+// errNeedLock is returned by refresh when the file does not parse and the
+// caller does not hold the file lock, which moving it aside needs.
+var errNeedLock = errors.New("moving the file aside needs the file lock")
+
+// testHookParseFailed, when set, runs after a refresh without the file lock
+// found a file that does not parse.
+var testHookParseFailed func()
+
 // refresh reads the file again if it changed since s.st was read or
-// written. s.mu is held.
+// written. s.mu is held; locked says whether the file lock is held too.
+// A file that does not parse is moved aside only under the file lock, since
+// another process may have just renamed a valid file into its place: without
+// it refresh returns errNeedLock and the caller retries holding it.
 //
 // Memory is never emptied because the file went away: when the file
 // vanishes or does not parse after the store has used it, the conversations
 // in memory are kept, served, and written back by the next save. Until then
 // the store is orphaned, and a file that another process writes in the
 // meantime (which cannot hold them) is merged with them.
-func (s *Store) refresh(startup bool) error {
-	cur, err := statPath(s.path)
-	if err != nil {
-		return fmt.Errorf("stat: %w", err)
-	}
-	if cur == s.stamp && !startup {
-		return nil
-	}
-	data, st, err := readFile(s.path)
-	if err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	if !st.exists {
-		if s.stamp.exists {
-			s.log.Error("conversations file vanished while in use; keeping the conversations in memory, the next save writes them back",
-				"path", s.path, "conversations", len(s.st.order))
-			s.orphaned = len(s.st.order) > 0
+func (s *Store) refresh(startup, locked bool) error {
+	for attempt := 0; ; attempt++ {
+		cur, err := statPath(s.path)
+		if err != nil {
+			return fmt.Errorf("stat: %w", err)
 		}
-		s.stamp = stamp{}
-		return nil
-	}
-	parsed, rep, err := parse(data, s.loc)
-	if err != nil {
-		aside := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
-		if rerr := os.Rename(s.path, aside); rerr != nil {
+		if cur == s.stamp && !startup {
+			return nil
+		}
+		data, st, err := readFile(s.path)
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		if !st.exists {
+			if s.stamp.exists {
+				s.log.Error("conversations file vanished while in use; keeping the conversations in memory, the next save writes them back",
+					"path", s.path, "conversations", len(s.st.order))
+				s.orphaned = len(s.st.order) > 0
+			}
+			s.stamp = stamp{}
+			return nil
+		}
+		parsed, rep, err := parse(data, s.loc)
+		if err == nil {
+			s.adopt(parsed, st, rep)
+			return nil
+		}
+		// Whatever happens next, the file at s.path does not hold what
+		// memory does.
+		s.orphaned = s.orphaned || len(s.st.order) > 0
+		if !locked {
+			if testHookParseFailed != nil {
+				testHookParseFailed()
+			}
+			return errNeedLock
+		}
+		// Writers that ignore the lock file (the Python original, an
+		// editor) may have replaced the file since it was read: move aside
+		// only the version that failed to parse.
+		if now, serr := statPath(s.path); serr != nil || now != st {
+			if attempt < 3 {
+				continue
+			}
+			return fmt.Errorf("%s does not parse (%v) and keeps changing", s.path, err)
+		}
+		aside, rerr := s.moveAside()
+		if rerr != nil {
 			return fmt.Errorf("%s does not parse (%v) and cannot be moved aside: %w", s.path, err, rerr)
 		}
 		s.log.Error("conversations file does not parse; moved it aside and kept it, starting from what is known",
@@ -187,9 +221,26 @@ func (s *Store) refresh(startup bool) error {
 		// Nothing is at s.path now; what is in memory (nothing at start-up)
 		// is written by the next save.
 		s.stamp = stamp{}
-		s.orphaned = len(s.st.order) > 0
 		return nil
 	}
+}
+
+// moveAside renames the file to a name beside it that no earlier corrupt
+// file has taken. The file lock is held.
+func (s *Store) moveAside() (string, error) {
+	base := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, i)
+	}
+	return aside, os.Rename(s.path, aside)
+}
+
+// adopt makes parsed, read from the file version st, the current state.
+func (s *Store) adopt(parsed *state, st stamp, rep loadReport) {
 	if s.orphaned {
 		if n := mergeMissing(parsed, s.st); n > 0 {
 			s.log.Warn("a new conversations file appeared while conversations were only in memory; kept those it lacks, the next save writes them",
@@ -210,7 +261,6 @@ func (s *Store) refresh(startup bool) error {
 	if rep.systemEntries > 0 {
 		s.log.Warn(`conversations file held a conversation for the "system" sender; it is not loaded`, "path", s.path)
 	}
-	return nil
 }
 
 // read runs fn on the current state, fresh from the file if another
@@ -224,7 +274,11 @@ func (s *Store) read(ctx context.Context, fn func(*state) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.refresh(false); err != nil {
+	err := s.refresh(false, false)
+	if errors.Is(err, errNeedLock) {
+		err = s.withFileLock(func() error { return s.refresh(false, true) })
+	}
+	if err != nil {
 		return err
 	}
 	return fn(s.st)
@@ -246,7 +300,7 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 		return ErrClosed
 	}
 	return s.withFileLock(func() error {
-		if err := s.refresh(false); err != nil {
+		if err := s.refresh(false, true); err != nil {
 			return err
 		}
 		next := s.st.clone()

@@ -513,3 +513,65 @@ func TestFileVanishingKeepsMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestCorruptFileMovedAsideOnlyUnderLock: a reader finds the file corrupt,
+// and before it moves it aside another process (holding the lock file)
+// moves the corrupt file aside itself and renames a valid new file into
+// place. The valid file must not be moved aside, and nothing is lost.
+func TestCorruptFileMovedAsideOnlyUnderLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	_, mem := open(t, path, time.Now(), nil)
+	if err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("one", "1")); err != nil {
+		t.Fatal(err)
+	}
+	junk := []byte(`{"+1": {"turns": [`)
+	if err := os.WriteFile(path+".junk", junk, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".junk", path); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	defer jsonfile.SetParseFailedHook(func() {
+		if ran {
+			return
+		}
+		ran = true
+		// The other process: its Open moves the junk aside under the
+		// lock, and its save renames a valid file into place.
+		other, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer other.Close()
+		om, _ := conversation.New(other, nil)
+		if err := om.SaveTurn(ctx, "+2", storetest.TextTurn("two", "2")); err != nil {
+			t.Error(err)
+		}
+	})()
+
+	if h, err := mem.History(ctx, "+2"); err != nil || len(h) != 2 {
+		t.Fatalf("History(+2) = %d messages, %v; want the other process's turn", len(h), err)
+	}
+	if !ran {
+		t.Fatal("the reader never found the corrupt file")
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("moved aside %d files, want only the corrupt one: %v", len(aside), aside)
+	}
+	if got, _ := os.ReadFile(aside[0]); !bytes.Equal(got, junk) {
+		t.Fatalf("the file moved aside is not the corrupt one:\n%s", got)
+	}
+	// The reader kept +1, which only its memory holds, and the next save
+	// writes everything.
+	if err := mem.SaveTurn(ctx, "+3", storetest.TextTurn("three", "3")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"+1", "+2", "+3"} {
+		if c, err := jsonfileLoad(t, path, p); err != nil || len(c.Turns) != 1 {
+			t.Errorf("%s after the next save: %d turns, %v; want 1", p, len(c.Turns), err)
+		}
+	}
+}

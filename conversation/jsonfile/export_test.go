@@ -1,0 +1,8 @@
+package jsonfile
+
+// SetParseFailedHook makes f run when a refresh without the file lock finds
+// a file that does not parse, until the returned function is called.
+func SetParseFailedHook(f func()) (restore func()) {
+	testHookParseFailed = f
+	return func() { testHookParseFailed = nil }
+}
