@@ -38,6 +38,14 @@ func TestValidateTurnMessages(t *testing.T) {
 		{"duplicate ids", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"a","name":"t","input":{}}]`)}, "ids must be unique"},
 		{"empty text", []conversation.Message{msg("user", `[{"type":"text","text":""}]`)}, "content.0: text content blocks must contain non-whitespace text"},
 		{"empty content", []conversation.Message{msg("user", `[]`)}, "non-empty content"},
+		{"empty text in a tool_result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"},{"type":"text","text":" "}]}]`)}, "content.0.content.1: text content blocks must contain non-whitespace text"},
+		{"untyped block in a tool_result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"text":"ok"}]}]`)}, "content.0.content.0"},
+		{"tool_result content an object", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":{"text":"ok"}}]`)}, "must be a string or an array"},
+		{"tool_result content blocks", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"},{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]},{"type":"text","text":"more"}]`)}, ""},
+		{"tool_result without content", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1"}]`)}, ""},
+		{"tool_use input a string", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":"{}"}]`)}, "content.0.input: tool_use input must be a JSON object"},
+		{"tool_use input an array", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":[]}]`)}, "tool_use input must be a JSON object"},
+		{"tool_use without input", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t"}]`)}, "tool_use input must be a JSON object"},
 		{"bad role", []conversation.Message{msg("user", `"a"`), msg("tool", `"b"`)}, `role must be "user" or "assistant"`},
 	}
 	for _, tt := range tests {

@@ -225,6 +225,8 @@ func TestInvalidTurnsAreRepairedOnLoad(t *testing.T) {
     {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}]}]},
     {"no messages": true},
     {"messages": [{"role": "user", "content": ""}]},
+    {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "t", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_2", "content": [{"type": "text", "text": ""}]}]}]},
+    {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_3", "name": "t", "input": "not an object"}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_3", "content": "r"}]}]},
     {"messages": [{"role": "user", "content": "also valid"}]}
   ]},
   "system": {"last_active": "2026-02-24T10:35:00", "turns": [{"messages": [{"role": "user", "content": "digest"}]}]},
@@ -243,7 +245,7 @@ func TestInvalidTurnsAreRepairedOnLoad(t *testing.T) {
 	if err := conversation.ValidateTurn(h); err != nil {
 		t.Fatalf("repaired history is not valid: %v", err)
 	}
-	if !strings.Contains(buf.String(), "dropped_turns=4") {
+	if !strings.Contains(buf.String(), "dropped_turns=6") {
 		t.Fatalf("repair not logged with its count:\n%s", buf)
 	}
 	if h, _ := mem.History(ctx, "system"); len(h) != 0 {

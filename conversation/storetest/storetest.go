@@ -449,6 +449,16 @@ func testInvalidTurns(t *testing.T, e *env) {
 			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`),
 			msg("user", `[{"type":"text","text":"here"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`),
 		},
+		"empty text in a tool_result": {
+			msg("user", `"go"`),
+			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":""}]}]`),
+		},
+		"tool_use input not an object": {
+			msg("user", `"go"`),
+			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":"query"}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`),
+		},
 		"invalid UTF-8": {{Role: "user", Content: json.RawMessage("\"\xff\xfe\"")}},
 	}
 	for name, turn := range bad {
