@@ -255,7 +255,7 @@ func (s *Store) adopt(parsed *state, st stamp, rep loadReport) {
 			"path", s.path, "dropped_turns", rep.droppedTurns, "conversations", rep.phones)
 	}
 	if rep.badTimes > 0 {
-		s.log.Warn("conversations file held unreadable last_active times; those conversations count as expired",
+		s.log.Warn("conversations file held unreadable last_active times; those conversations count as expired and their last_active is written back as it was",
 			"path", s.path, "conversations", rep.badTimes)
 	}
 	if rep.systemEntries > 0 {

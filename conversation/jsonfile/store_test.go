@@ -577,3 +577,58 @@ func TestCorruptFileMovedAsideOnlyUnderLock(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableLastActiveKept: a conversation whose last_active cannot be
+// read counts as expired, and until it is accessed the value is written back
+// exactly as it was, not as a made-up time (which Python's fromisoformat
+// would refuse).
+func TestUnreadableLastActiveKept(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	turn := `[{"messages": [{"role": "user", "content": "hi"}]}]`
+	doc := `{
+  "+1": {"last_active": "last tuesday", "turns": ` + turn + `},
+  "+2": {"last_active": 1740393300, "turns": ` + turn + `},
+  "+3": {"turns": ` + turn + `, "nickname": "Jo"},
+  "+4": {"last_active": "0000-01-01T00:00:00", "turns": ` + turn + `}
+}`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log, buf := logBuffer()
+	s, mem := open(t, path, time.Now(), &jsonfile.Options{Logger: log})
+	if !strings.Contains(buf.String(), "unreadable last_active") || !strings.Contains(buf.String(), "conversations=4") {
+		t.Errorf("the unreadable times were not logged with their count:\n%s", buf)
+	}
+	sums, err := mem.List(ctx)
+	if err != nil || len(sums) != 4 {
+		t.Fatalf("List = %v, %v; want the 4 conversations", sums, err)
+	}
+	for _, sum := range sums {
+		if !sum.Expired {
+			t.Errorf("%s with an unreadable last_active is not expired", sum.Phone)
+		}
+	}
+	if err := mem.SaveTurn(ctx, "+5", storetest.TextTurn("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	var file map[string]map[string]json.RawMessage
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &file); err != nil {
+		t.Fatal(err)
+	}
+	for phone, want := range map[string]string{"+1": `"last tuesday"`, "+2": `1740393300`, "+3": ``, "+4": `"0000-01-01T00:00:00"`} {
+		if got := string(file[phone]["last_active"]); got != want {
+			t.Errorf("%s: last_active written back as %s, want %s", phone, got, want)
+		}
+	}
+	if string(file["+3"]["nickname"]) != `"Jo"` {
+		t.Errorf("+3 lost its other keys: %s", data)
+	}
+	// Accessing one deletes it, as any expired conversation.
+	if h, err := mem.History(ctx, "+1"); err != nil || len(h) != 0 {
+		t.Fatalf("History(+1) = %d messages, %v; want none", len(h), err)
+	}
+	if _, err := s.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("the expired conversation was not deleted on access: %v", err)
+	}
+}
