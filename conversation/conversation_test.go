@@ -111,6 +111,50 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestMessageExtraStoredNotSent: keys of a message object other than role
+// and content are kept in the stored form (a turn), byte-stable, and left
+// out of the form sent to the API (MarshalJSON).
+func TestMessageExtraStoredNotSent(t *testing.T) {
+	in := `{"messages":[{"content":"hi","role":"user","sent_at": "2026-02-24T10:35:00","name":"Erin"}],"usage":{"input_tokens":3}}`
+	var turn conversation.Turn
+	if err := json.Unmarshal([]byte(in), &turn); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := turn.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"user","content":"hi","name":"Erin","sent_at":"2026-02-24T10:35:00"}],"usage":{"input_tokens":3}}`
+	if string(stored) != want {
+		t.Fatalf("stored turn:\ngot  %s\nwant %s", stored, want)
+	}
+	var again conversation.Turn
+	if err := json.Unmarshal(stored, &again); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := again.MarshalJSON(); string(b) != want {
+		t.Fatalf("a stored turn read and written again changed:\ngot  %s\nwant %s", b, want)
+	}
+	if !again.Messages[0].Equal(turn.Messages[0]) {
+		t.Fatal("the message read back is not Equal to the one written")
+	}
+	sent, err := again.Messages[0].MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(sent) != `{"role":"user","content":"hi"}` {
+		t.Fatalf("the form sent to the API keeps extra keys: %s", sent)
+	}
+	clone := again.Clone()
+	clone.Messages[0].Extra["name"][1] = 'X'
+	if string(again.Messages[0].Extra["name"]) != `"Erin"` {
+		t.Fatal("Clone shares the extra keys' bytes")
+	}
+	if clone.Messages[0].Equal(again.Messages[0]) {
+		t.Fatal("Equal ignores the extra keys")
+	}
+}
+
 func TestPhones(t *testing.T) {
 	for phone, want := range map[string]string{"+14155551234": "+*******1234", "14155551234": "*******1234", "123": "***"} {
 		if got := conversation.MaskPhone(phone); got != want {

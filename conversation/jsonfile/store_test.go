@@ -112,6 +112,9 @@ func TestReadsWhatPythonWrote(t *testing.T) {
 	if !bytes.Contains(erin.Turns[1], []byte(`"note": "kept"`)) {
 		t.Fatalf("the turn's extra key was dropped: %s", erin.Turns[1])
 	}
+	if !bytes.Contains(erin.Turns[0], []byte(`"sent_at": "2026-02-24T10:34:58"`)) {
+		t.Fatalf("the message's extra key was dropped: %s", erin.Turns[0])
+	}
 	if _, ok := file["+14155555678"]; ok {
 		t.Fatal("the conversation that expired on access is still in the file")
 	}
