@@ -270,3 +270,53 @@ func (s sweepStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// TestPeekIsHistoryWithoutDeleting: Peek applies History's expiry and cap
+// with the memory's own clock, and never deletes.
+func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
+	store := memstore.New()
+	now := time.Date(2026, 2, 24, 10, 35, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mem, _ := conversation.New(store, &conversation.Options{MaxTurns: 3, Now: clock})
+	for i := range 4 {
+		turn := []conversation.Message{conversation.UserText(fmt.Sprint("q", i)), msg("assistant", `"a"`)}
+		if err := mem.SaveTurn(ctx, "+1", turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cap was lowered since: both drop the oldest turn.
+	mem, _ = conversation.New(store, &conversation.Options{MaxTurns: 2, Now: clock})
+	peek, err := mem.Peek(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _ := mem.History(ctx, "+1")
+	if len(peek) != 4 || peek[0].Text() != "q2" || len(hist) != len(peek) {
+		t.Fatalf("Peek = %d messages from %q, History = %d; want 4 from \"q2\" each", len(peek), peek[0].Text(), len(hist))
+	}
+	for i := range peek {
+		if !peek[i].Equal(hist[i]) {
+			t.Fatalf("message %d: Peek %s, History %s", i, peek[i].Content, hist[i].Content)
+		}
+	}
+
+	now = now.Add(conversation.DefaultTimeout + time.Second) // the memory's clock, not time.Now
+	if mem.Expired(now.Add(-time.Second)) || !mem.Expired(now.Add(-conversation.DefaultTimeout-time.Second)) {
+		t.Fatal("Expired does not follow the memory's clock")
+	}
+	if peek, err := mem.Peek(ctx, "+1"); err != nil || peek == nil || len(peek) != 0 {
+		t.Fatalf("Peek of an expired conversation = %v, %v; want an empty slice", peek, err)
+	}
+	if _, err := store.Load(ctx, "+1"); err != nil {
+		t.Fatalf("Peek deleted the expired conversation: %v", err)
+	}
+	if _, err := mem.Peek(ctx, " +1"); !errors.Is(err, conversation.ErrInvalidPhone) {
+		t.Fatalf("Peek of a bad phone: %v", err)
+	}
+	if h, _ := mem.History(ctx, "+1"); len(h) != 0 {
+		t.Fatal("History of the expired conversation is not empty")
+	}
+	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("History did not delete the expired conversation: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,7 +17,7 @@ import (
 
 const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
-  mombot history show [--json] PHONE     a readable transcript, or the messages as sent to Claude
+  mombot history show [--json] PHONE     a readable transcript, or (--json) the messages exactly as sent to Claude
   mombot history clear PHONE             forget a person's conversation
   mombot history migrate --from URL --to URL
                                          copy every live conversation to another store
@@ -33,7 +34,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	full := fs.Bool("full", false, "list: show whole phone numbers instead of masking them")
-	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude")
+	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude, as one line of JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), historyUsage)
 		fs.PrintDefaults()
@@ -99,7 +100,7 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 		if s.Expired {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, s.LastActive.Local().Format(time.DateTime), s.Turns, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, formatLastActive(s.LastActive), s.Turns, state)
 	}
 	return tw.Flush()
 }
@@ -114,8 +115,8 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if err := conversation.CheckPhone(phone); err != nil {
 		return usagef("%v", err)
 	}
-	// Load, not History: looking at an expired conversation must not
-	// delete it.
+	// Load and Peek, not History: looking at an expired conversation must
+	// not delete it.
 	c, err := mem.Store().Load(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
@@ -123,29 +124,55 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if err != nil {
 		return err
 	}
-	expired := conversation.Expired(c.LastActive, time.Now(), mem.Limits().Timeout)
 	if asJSON {
-		msgs := []conversation.Message{}
-		if !expired {
-			turns := c.Turns[max(0, len(c.Turns)-mem.Limits().MaxTurns):]
-			msgs = conversation.Conversation{Turns: turns}.Messages()
+		msgs, err := mem.Peek(ctx, phone)
+		if err != nil {
+			return err
 		}
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(msgs)
+		return writeMessages(w, msgs)
 	}
+	expired := mem.Expired(c.LastActive)
 	state := "active"
 	if expired {
 		state = "expired: the next message starts a new conversation"
 	}
 	fmt.Fprintf(w, "Conversation with %s: %d turns, last active %s (%s)\n", phone, len(c.Turns),
-		c.LastActive.Local().Format(time.DateTime), state)
+		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
 		writeTranscript(w, t.Messages)
 	}
 	return nil
+}
+
+// formatLastActive writes a last activity in local time; a store that could
+// not read one reports the zero time.
+func formatLastActive(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.Local().Format(time.DateTime)
+}
+
+// writeMessages prints msgs as one line of JSON, exactly the bytes of the
+// "messages" array a request would carry (see conversation.Message's
+// MarshalJSON): the stored bytes, without HTML escaping or indentation.
+func writeMessages(w io.Writer, msgs []conversation.Message) error {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		mb, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b.Write(mb)
+	}
+	b.WriteString("]\n")
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // writeTranscript prints messages for a person to read: who said what, each

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,18 +83,25 @@ func TestHistoryCommands(t *testing.T) {
 	}
 
 	out, _, code = runCmd(t, vars, "history", "show", "--json", "+14155551234")
-	var msgs []conversation.Message
-	if code != 0 || json.Unmarshal([]byte(out), &msgs) != nil || len(msgs) != 6 {
-		t.Fatalf("show --json: exit %d, %d messages:\n%s", code, len(msgs), out)
-	}
 	store, _ := jsonfile.Open(path, nil)
 	mem, _ := conversation.New(store, nil)
 	want, _ := mem.History(context.Background(), "+14155551234")
 	store.Close()
-	for i := range want {
-		if !msgs[i].Equal(want[i]) {
-			t.Fatalf("show --json message %d = %s, History gives %s", i, msgs[i].Content, want[i].Content)
+	if code != 0 || len(want) != 6 {
+		t.Fatalf("show --json: exit %d; History has %d messages, want 6", code, len(want))
+	}
+	// Exactly the bytes History's messages are sent as: compact, stored
+	// bytes, no HTML escapes.
+	var b strings.Builder
+	for i, m := range want {
+		mb, _ := m.MarshalJSON()
+		if i > 0 {
+			b.WriteByte(',')
 		}
+		b.Write(mb)
+	}
+	if wantOut := "[" + b.String() + "]\n"; out != wantOut {
+		t.Fatalf("show --json:\ngot  %s\nwant %s", out, wantOut)
 	}
 
 	// An expired conversation is shown as such and not deleted by looking.
@@ -178,5 +183,25 @@ func TestHelp(t *testing.T) {
 	_, errOut, code := runCmd(t, nil, "history", "-h")
 	if code != 0 || !strings.Contains(errOut, "mombot history show") {
 		t.Fatalf("history -h: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestHistoryUnreadableLastActive: a conversation whose last_active the
+// store could not read is listed as expired with an unknown time, not as
+// year 1.
+func TestHistoryUnreadableLastActive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	doc := `{"+14155551234": {"last_active": "last tuesday", "turns": [{"messages": [{"role": "user", "content": "hi"}]}]}}`
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"MOMBOT_STORE": path, "MOMBOT_LOG_LEVEL": "error"}
+	out, errOut, code := runCmd(t, vars, "history", "list")
+	if code != 0 || !strings.Contains(out, "unknown") || !strings.Contains(out, "expired") || strings.Contains(out, "0001") {
+		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = runCmd(t, vars, "history", "show", "+14155551234")
+	if !strings.Contains(out, "last active unknown (expired") {
+		t.Fatalf("show:\n%s", out)
 	}
 }
