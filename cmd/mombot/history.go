@@ -22,7 +22,7 @@ const historyUsage = `Usage:
   mombot history migrate --from URL --to URL
                                          copy every live conversation to another store
 
-Flags (before the sub-command's arguments):`
+Flags (anywhere on the line):`
 
 func runHistory(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
@@ -39,30 +39,26 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(fs.Output(), historyUsage)
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the sub-command: history --full list,
-	// history list --full.
-	if err := parseFlags(fs, e, args); err != nil {
+	// Flags may come anywhere: history --full list, history list --full,
+	// history show +14155551234 --json.
+	pos, err := parseInterleaved(fs, e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("history: which sub-command? list, show or clear")
+	if len(pos) == 0 {
+		return usagef("history: which sub-command? list, show or clear (see mombot history -h)")
 	}
-	sub, rest := fs.Arg(0), fs.Args()[1:]
-	if err := parseFlags(fs, e, rest); err != nil {
-		return err
-	}
-	rest = fs.Args()
-
+	sub, rest := pos[0], pos[1:]
 	want := map[string]int{"list": 0, "show": 1, "clear": 1}
 	n, ok := want[sub]
-	if !ok {
+	switch {
+	case !ok:
 		return usagef("history: unknown sub-command %q; use list, show or clear", sub)
-	}
-	if len(rest) != n {
-		if n == 0 {
-			return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
-		}
+	case len(rest) > n && n == 0:
+		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
+	case len(rest) > n:
+		return usagef("history %s takes one phone number; %q is extra", sub, strings.Join(rest[n:], " "))
+	case len(rest) < n:
 		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
 	mem, store, err := cfg.open(ctx, e)
@@ -77,6 +73,26 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return historyShow(ctx, e.stdout, mem, rest[0], *asJSON)
 	default:
 		return historyClear(ctx, e.stdout, mem, rest[0])
+	}
+}
+
+// parseInterleaved parses args with fs, letting flags come before, between
+// and after the positional arguments, which it returns in order. After
+// "--" everything is positional.
+func parseInterleaved(fs *flag.FlagSet, e *env, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, e, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
 	}
 }
 

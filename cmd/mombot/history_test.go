@@ -142,8 +142,15 @@ func TestHistoryBadInput(t *testing.T) {
 		{"unknown command", vars, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"no sub-command", vars, []string{"history"}, 2, "which sub-command"},
 		{"unknown sub-command", vars, []string{"history", "erase"}, 2, `unknown sub-command "erase"`},
-		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "mombot: history: flag provided but not defined: -nope (see mombot history -h)"},
+		{"bad flag after the phone", vars, []string{"history", "show", "+1", "--nope"}, 2, "history: flag provided but not defined: -nope"},
+		{"bad flag value", vars, []string{"history", "list", "--timeout", "soon"}, 2, `history: invalid value "soon" for flag -timeout`},
+		{"ask bad flag", vars, []string{"ask", "--nope", "hi"}, 2, "mombot: ask: flag provided but not defined: -nope (see mombot ask -h)"},
+		{"chat bad flag", vars, []string{"chat", "--nope"}, 2, "mombot: chat: flag provided but not defined: -nope (see mombot chat -h)"},
+		{"serve bad flag", vars, []string{"serve", "--nope"}, 2, "mombot: serve: flag provided but not defined: -nope (see mombot serve -h)"},
+		{"migrate bad flag", vars, []string{"history", "migrate", "--nope"}, 2, "mombot: history migrate: flag provided but not defined: -nope (see mombot history migrate -h)"},
 		{"missing phone", vars, []string{"history", "show"}, 2, "exactly one phone number"},
+		{"two phones", vars, []string{"history", "show", "+1", "+2"}, 2, `history show takes one phone number; "+2" is extra`},
 		{"extra argument", vars, []string{"history", "list", "x"}, 2, "takes no arguments"},
 		{"unknown phone", vars, []string{"history", "clear", "+19999999999"}, 1, "no conversation stored for +19999999999"},
 		{"bad phone", vars, []string{"history", "show", " +1"}, 2, "invalid phone"},
@@ -158,7 +165,7 @@ func TestHistoryBadInput(t *testing.T) {
 			if code != tt.code || !strings.Contains(errOut, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
 			}
-			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); tt.code == 1 && lines > 0 {
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines > 0 {
 				t.Errorf("the error takes %d lines, want one:\n%s", lines+1, errOut)
 			}
 		})
@@ -180,28 +187,40 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "history") {
 		t.Fatalf("help: exit %d\n%s", code, out)
 	}
-	_, errOut, code := runCmd(t, nil, "history", "-h")
-	if code != 0 || !strings.Contains(errOut, "mombot history show") {
-		t.Fatalf("history -h: exit %d\n%s", code, errOut)
+	for _, args := range [][]string{{"history", "-h"}, {"history", "show", "-h"}, {"history", "show", "+1", "--help"}} {
+		_, errOut, code := runCmd(t, nil, args...)
+		if code != 0 || !strings.Contains(errOut, "mombot history show") || !strings.Contains(errOut, "-store") {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+	}
+	for _, cmd := range []string{"ask", "chat", "serve"} {
+		_, errOut, code := runCmd(t, nil, cmd, "-h")
+		if code != 0 || !strings.Contains(errOut, "-from") && !strings.Contains(errOut, "-listen") {
+			t.Fatalf("%s -h: exit %d\n%s", cmd, code, errOut)
+		}
 	}
 }
 
-// TestHistoryUnreadableLastActive: a conversation whose last_active the
-// store could not read is listed as expired with an unknown time, not as
-// year 1.
-func TestHistoryUnreadableLastActive(t *testing.T) {
+// TestHistoryFlagsAnywhere: flags of the history commands may come before
+// the sub-command, after it, or after the phone.
+func TestHistoryFlagsAnywhere(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "conversations.json")
-	doc := `{"+14155551234": {"last_active": "last tuesday", "turns": [{"messages": [{"role": "user", "content": "hi"}]}]}}`
-	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
-		t.Fatal(err)
+	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("hi", "hello"))
+	vars := map[string]string{"MOMBOT_STORE": filepath.Join(t.TempDir(), "other.json")}
+	for _, args := range [][]string{
+		{"history", "--json", "--store", path, "show", "+14155551234"},
+		{"history", "show", "--json", "--store", path, "+14155551234"},
+		{"history", "show", "+14155551234", "--json", "--store", path},
+		{"history", "show", "+14155551234", "--store=" + path, "--json"},
+	} {
+		out, errOut, code := runCmd(t, vars, args...)
+		if code != 0 || out != `[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]`+"\n" {
+			t.Errorf("%s: exit %d, %s%s", strings.Join(args, " "), code, out, errOut)
+		}
 	}
-	vars := map[string]string{"MOMBOT_STORE": path, "MOMBOT_LOG_LEVEL": "error"}
-	out, errOut, code := runCmd(t, vars, "history", "list")
-	if code != 0 || !strings.Contains(out, "unknown") || !strings.Contains(out, "expired") || strings.Contains(out, "0001") {
-		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
-	}
-	out, _, _ = runCmd(t, vars, "history", "show", "+14155551234")
-	if !strings.Contains(out, "last active unknown (expired") {
-		t.Fatalf("show:\n%s", out)
+	// After --, everything is an argument.
+	_, errOut, code := runCmd(t, vars, "history", "--store", path, "show", "--", "+14155551234", "--json")
+	if code != 2 || !strings.Contains(errOut, `"--json" is extra`) {
+		t.Errorf("show -- PHONE --json: exit %d, %s", code, errOut)
 	}
 }
