@@ -8,11 +8,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
 )
 
 const historyUsage = `Usage:
@@ -61,7 +63,13 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	case len(rest) < n:
 		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
-	mem, store, err := cfg.open(ctx, e)
+	mem, store, err := openForHistory(ctx, e, &cfg)
+	var nf noStoreFileError
+	if errors.As(err, &nf) && nf.defaulted && sub == "list" {
+		// A fresh clone: nothing has been saved, which is not a mistake.
+		fmt.Fprintf(e.stdout, "no conversations stored yet (%s does not exist; the first saved turn creates it)\n", nf.path)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -74,6 +82,48 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	default:
 		return historyClear(ctx, e.stdout, mem, rest[0])
 	}
+}
+
+// noStoreFileError says that the JSON file a history command should read is
+// not there.
+type noStoreFileError struct {
+	path      string
+	defaulted bool // the default path, not one given by --store or MOMBOT_STORE
+}
+
+func (e noStoreFileError) Error() string {
+	if e.defaulted {
+		return fmt.Sprintf("no conversations stored yet (%s does not exist)", e.path)
+	}
+	return fmt.Sprintf("no conversations file at %s (check --store or MOMBOT_STORE)", e.path)
+}
+
+// openForHistory opens the configured store for list, show and clear. These
+// only look at conversations or remove them, so a JSON file must already
+// exist: a mistyped --store is reported, and no folder, file or lock file is
+// created for it.
+func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversation.Memory, conversation.Store, error) {
+	scheme, path := splitStoreURL(cfg.store)
+	if scheme != "file" {
+		return cfg.open(ctx, e)
+	}
+	defaulted := path == ""
+	if defaulted {
+		path = jsonfile.DefaultPath()
+	}
+	store, err := jsonfile.Open(path, &jsonfile.Options{Logger: e.log, MustExist: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, noStoreFileError{path: path, defaulted: defaulted}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	mem, err := conversation.New(store, &conversation.Options{Timeout: cfg.timeout, MaxTurns: cfg.maxTurns})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return mem, store, nil
 }
 
 // parseInterleaved parses args with fs, letting flags come before, between

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -222,5 +224,57 @@ func TestHistoryFlagsAnywhere(t *testing.T) {
 	_, errOut, code := runCmd(t, vars, "history", "--store", path, "show", "--", "+14155551234", "--json")
 	if code != 2 || !strings.Contains(errOut, `"--json" is extra`) {
 		t.Errorf("show -- PHONE --json: exit %d, %s", code, errOut)
+	}
+}
+
+// TestHistoryCreatesNothing: the history commands only read or remove, so a
+// mistyped --store is an error and creates no folder, file or lock file.
+func TestHistoryCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo", "x.json")
+	for _, args := range [][]string{
+		{"history", "list", "--store", typo},
+		{"history", "show", "+14155551234", "--store", "file:" + typo},
+		{"history", "clear", "+14155551234", "--store", typo},
+	} {
+		_, errOut, code := runCmd(t, nil, args...)
+		if code != 1 || !strings.Contains(errOut, "no conversations file at "+typo) {
+			t.Errorf("%s: exit %d, %q; want exit 1 naming the missing file", strings.Join(args, " "), code, errOut)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("%s created %v", strings.Join(args, " "), entries)
+		}
+	}
+
+	// Clearing an unknown phone writes nothing.
+	path := filepath.Join(dir, "conversations.json")
+	seed(t, path, time.Now(), "+1", storetest.TextTurn("a", "b"))
+	before, _ := os.Stat(path)
+	if _, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, "history", "clear", "+19999999999"); code != 1 {
+		t.Fatalf("clear of an unknown phone: exit %d, %s", code, errOut)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("clear of an unknown phone rewrote the file")
+	}
+}
+
+// TestHistoryFreshClone: with no store configured and no data folder yet,
+// list says nothing is stored and exits 0, show and clear fail with the same
+// words, and none of them creates the data folder.
+func TestHistoryFreshClone(t *testing.T) {
+	if fi, err := os.Stat(jsonfile.DockerDataDir); err == nil && fi.IsDir() {
+		t.Skipf("%s exists here, so the default store is there", jsonfile.DockerDataDir)
+	}
+	t.Chdir(t.TempDir())
+	out, errOut, code := runCmd(t, nil, "history", "list")
+	if code != 0 || !strings.Contains(out, "no conversations stored yet") || !strings.Contains(out, filepath.Join("data", "conversations.json")) {
+		t.Fatalf("list on a fresh clone: exit %d, %q %q", code, out, errOut)
+	}
+	_, errOut, code = runCmd(t, nil, "history", "show", "+14155551234")
+	if code != 1 || !strings.Contains(errOut, "no conversations stored yet") {
+		t.Fatalf("show on a fresh clone: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat("data"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the history commands created the data folder: %v", err)
 	}
 }

@@ -56,7 +56,18 @@ type Options struct {
 	// Location is the zone of the naive last_active times in the file;
 	// nil means time.Local, as the original's datetime.now() used.
 	Location *time.Location
+	// MustExist makes Open fail, with an error wrapping fs.ErrNotExist and
+	// without creating anything, when there is no file at the path. It is
+	// for commands that only look at or remove conversations, so that a
+	// mistyped path is reported instead of showing an empty store.
+	MustExist bool
 }
+
+// noFileError is returned by Open with MustExist when there is no file.
+type noFileError struct{ path string }
+
+func (e noFileError) Error() string { return "no conversations file at " + e.path }
+func (e noFileError) Unwrap() error { return fs.ErrNotExist }
 
 // Store is the conversations.json store of the original design. It keeps
 // the whole file in memory and rewrites it atomically on every change.
@@ -83,7 +94,8 @@ type Store struct {
 	orphaned bool
 }
 
-// Open opens the store at path, creating its folder (mode 0700) if needed.
+// Open opens the store at path, creating its folder (mode 0700, synced so
+// that it survives a power loss) if needed, unless opts.MustExist is set.
 // A file that does not parse is moved aside to path + ".corrupt-<time>" with
 // an error in the log, and the store starts empty; it is never overwritten.
 // Turns that the Messages API would reject (a file edited by hand or written
@@ -105,7 +117,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("jsonfile: open: empty path")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if o.MustExist {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("jsonfile: open: %w", noFileError{path})
+		case err != nil:
+			return nil, fmt.Errorf("jsonfile: open: %w", err)
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("jsonfile: open: %s is not a regular file", path)
+		}
+	} else if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)

@@ -635,3 +635,39 @@ func TestUnreadableLastActiveKept(t *testing.T) {
 		t.Fatalf("the expired conversation was not deleted on access: %v", err)
 	}
 }
+
+func TestMustExist(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo", "conversations.json")
+	_, err := jsonfile.Open(missing, &jsonfile.Options{Logger: quiet, MustExist: true})
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "no conversations file at "+missing) {
+		t.Fatalf("Open of a missing file with MustExist: %v; want fs.ErrNotExist naming the path", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "typo")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open with MustExist created the folder: %v", err)
+	}
+	// In an existing folder: no lock file either.
+	if _, err := jsonfile.Open(filepath.Join(dir, "c.json"), &jsonfile.Options{Logger: quiet, MustExist: true}); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open of a missing file with MustExist: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("Open with MustExist created %v", entries)
+	}
+	if _, err := jsonfile.Open(dir, &jsonfile.Options{Logger: quiet, MustExist: true}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("Open of a folder with MustExist: %v", err)
+	}
+
+	path := filepath.Join(dir, "c.json")
+	_, mem := open(t, path, time.Now(), nil)
+	if err := mem.SaveTurn(ctx, "+1", storetest.TextTurn("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet, MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if l, err := s.List(ctx); err != nil || len(l) != 1 {
+		t.Fatalf("List of an existing file opened with MustExist = %v, %v", l, err)
+	}
+}
