@@ -6,3 +6,6 @@ func SetParseFailedHook(f func()) (restore func()) {
 	testHookParseFailed = f
 	return func() { testHookParseFailed = nil }
 }
+
+// DefaultPathIn is DefaultPath with the container's data folder at dockerDir.
+var DefaultPathIn = defaultPathIn

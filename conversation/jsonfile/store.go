@@ -27,8 +27,9 @@ var (
 var ErrClosed = errors.New("jsonfile: store is closed")
 
 // DefaultWarnSize is the file size above which a save logs a warning that it
-// is time for another store: at about this size a save rewrites enough bytes
-// to take tens of milliseconds (see docs/benchmarks.md).
+// is time for another store: about 550 people with full 10-turn histories,
+// where a save rewrites enough bytes to take 15-20 ms (see
+// docs/benchmarks.md).
 const DefaultWarnSize = 8 << 20
 
 // DockerDataDir is the data folder of the original's container image; where
@@ -38,9 +39,12 @@ const DockerDataDir = "/app/data"
 // DefaultPath returns the original design's file path:
 // /app/data/conversations.json where /app/data exists, else
 // data/conversations.json relative to the working folder.
-func DefaultPath() string {
-	if fi, err := os.Stat(DockerDataDir); err == nil && fi.IsDir() {
-		return filepath.Join(DockerDataDir, "conversations.json")
+func DefaultPath() string { return defaultPathIn(DockerDataDir) }
+
+// defaultPathIn is DefaultPath with the container's data folder at dockerDir.
+func defaultPathIn(dockerDir string) string {
+	if fi, err := os.Stat(dockerDir); err == nil && fi.IsDir() {
+		return filepath.Join(dockerDir, "conversations.json")
 	}
 	return filepath.Join("data", "conversations.json")
 }
