@@ -38,6 +38,14 @@ func TestValidateTurnMessages(t *testing.T) {
 		{"duplicate ids", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"a","name":"t","input":{}}]`)}, "ids must be unique"},
 		{"empty text", []conversation.Message{msg("user", `[{"type":"text","text":""}]`)}, "content.0: text content blocks must contain non-whitespace text"},
 		{"empty content", []conversation.Message{msg("user", `[]`)}, "non-empty content"},
+		{"empty text in a tool_result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"},{"type":"text","text":" "}]}]`)}, "content.0.content.1: text content blocks must contain non-whitespace text"},
+		{"untyped block in a tool_result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"text":"ok"}]}]`)}, "content.0.content.0"},
+		{"tool_result content an object", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":{"text":"ok"}}]`)}, "must be a string or an array"},
+		{"tool_result content blocks", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"},{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}]},{"type":"text","text":"more"}]`)}, ""},
+		{"tool_result without content", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1"}]`)}, ""},
+		{"tool_use input a string", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":"{}"}]`)}, "content.0.input: tool_use input must be a JSON object"},
+		{"tool_use input an array", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":[]}]`)}, "tool_use input must be a JSON object"},
+		{"tool_use without input", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t"}]`)}, "tool_use input must be a JSON object"},
 		{"bad role", []conversation.Message{msg("user", `"a"`), msg("tool", `"b"`)}, `role must be "user" or "assistant"`},
 	}
 	for _, tt := range tests {
@@ -100,6 +108,50 @@ func TestMessageJSONRoundTrip(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`{"role":"user"}`), &m); err == nil {
 		t.Fatal("a message without content was accepted")
+	}
+}
+
+// TestMessageExtraStoredNotSent: keys of a message object other than role
+// and content are kept in the stored form (a turn), byte-stable, and left
+// out of the form sent to the API (MarshalJSON).
+func TestMessageExtraStoredNotSent(t *testing.T) {
+	in := `{"messages":[{"content":"hi","role":"user","sent_at": "2026-02-24T10:35:00","name":"Erin"}],"usage":{"input_tokens":3}}`
+	var turn conversation.Turn
+	if err := json.Unmarshal([]byte(in), &turn); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := turn.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"user","content":"hi","name":"Erin","sent_at":"2026-02-24T10:35:00"}],"usage":{"input_tokens":3}}`
+	if string(stored) != want {
+		t.Fatalf("stored turn:\ngot  %s\nwant %s", stored, want)
+	}
+	var again conversation.Turn
+	if err := json.Unmarshal(stored, &again); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := again.MarshalJSON(); string(b) != want {
+		t.Fatalf("a stored turn read and written again changed:\ngot  %s\nwant %s", b, want)
+	}
+	if !again.Messages[0].Equal(turn.Messages[0]) {
+		t.Fatal("the message read back is not Equal to the one written")
+	}
+	sent, err := again.Messages[0].MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(sent) != `{"role":"user","content":"hi"}` {
+		t.Fatalf("the form sent to the API keeps extra keys: %s", sent)
+	}
+	clone := again.Clone()
+	clone.Messages[0].Extra["name"][1] = 'X'
+	if string(again.Messages[0].Extra["name"]) != `"Erin"` {
+		t.Fatal("Clone shares the extra keys' bytes")
+	}
+	if clone.Messages[0].Equal(again.Messages[0]) {
+		t.Fatal("Equal ignores the extra keys")
 	}
 }
 
@@ -217,4 +269,54 @@ func (s sweepStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// TestPeekIsHistoryWithoutDeleting: Peek applies History's expiry and cap
+// with the memory's own clock, and never deletes.
+func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
+	store := memstore.New()
+	now := time.Date(2026, 2, 24, 10, 35, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mem, _ := conversation.New(store, &conversation.Options{MaxTurns: 3, Now: clock})
+	for i := range 4 {
+		turn := []conversation.Message{conversation.UserText(fmt.Sprint("q", i)), msg("assistant", `"a"`)}
+		if err := mem.SaveTurn(ctx, "+1", turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cap was lowered since: both drop the oldest turn.
+	mem, _ = conversation.New(store, &conversation.Options{MaxTurns: 2, Now: clock})
+	peek, err := mem.Peek(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _ := mem.History(ctx, "+1")
+	if len(peek) != 4 || peek[0].Text() != "q2" || len(hist) != len(peek) {
+		t.Fatalf("Peek = %d messages from %q, History = %d; want 4 from \"q2\" each", len(peek), peek[0].Text(), len(hist))
+	}
+	for i := range peek {
+		if !peek[i].Equal(hist[i]) {
+			t.Fatalf("message %d: Peek %s, History %s", i, peek[i].Content, hist[i].Content)
+		}
+	}
+
+	now = now.Add(conversation.DefaultTimeout + time.Second) // the memory's clock, not time.Now
+	if mem.Expired(now.Add(-time.Second)) || !mem.Expired(now.Add(-conversation.DefaultTimeout-time.Second)) {
+		t.Fatal("Expired does not follow the memory's clock")
+	}
+	if peek, err := mem.Peek(ctx, "+1"); err != nil || peek == nil || len(peek) != 0 {
+		t.Fatalf("Peek of an expired conversation = %v, %v; want an empty slice", peek, err)
+	}
+	if _, err := store.Load(ctx, "+1"); err != nil {
+		t.Fatalf("Peek deleted the expired conversation: %v", err)
+	}
+	if _, err := mem.Peek(ctx, " +1"); !errors.Is(err, conversation.ErrInvalidPhone) {
+		t.Fatalf("Peek of a bad phone: %v", err)
+	}
+	if h, _ := mem.History(ctx, "+1"); len(h) != 0 {
+		t.Fatal("History of the expired conversation is not empty")
+	}
+	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("History did not delete the expired conversation: %v", err)
+	}
 }

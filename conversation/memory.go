@@ -91,6 +91,35 @@ func (m *Memory) History(ctx context.Context, phone string) ([]Message, error) {
 	if err := CheckPhone(phone); err != nil {
 		return nil, err
 	}
+	msgs, err := m.history(ctx, phone, true)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: history: %w", err)
+	}
+	return msgs, nil
+}
+
+// Peek returns what [Memory.History] would return for phone now, by the
+// same rules and the same clock, but leaves an expired conversation in the
+// store. It is for looking without changing anything, such as the history
+// command's output.
+func (m *Memory) Peek(ctx context.Context, phone string) ([]Message, error) {
+	if err := CheckPhone(phone); err != nil {
+		return nil, err
+	}
+	msgs, err := m.history(ctx, phone, false)
+	if err != nil {
+		return nil, fmt.Errorf("conversation: peek: %w", err)
+	}
+	return msgs, nil
+}
+
+// Expired reports whether a conversation last active at lastActive has
+// expired by the memory's clock and timeout.
+func (m *Memory) Expired(lastActive time.Time) bool {
+	return Expired(lastActive, m.now(), m.lim.Timeout)
+}
+
+func (m *Memory) history(ctx context.Context, phone string, expire bool) ([]Message, error) {
 	if phone == SystemSender {
 		return []Message{}, nil
 	}
@@ -99,11 +128,13 @@ func (m *Memory) History(ctx context.Context, phone string) ([]Message, error) {
 		return []Message{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("conversation: history: %w", err)
+		return nil, err
 	}
-	if Expired(c.LastActive, m.now(), m.lim.Timeout) {
-		if err := m.store.Expire(ctx, phone, c.LastActive); err != nil {
-			return nil, fmt.Errorf("conversation: history: expire: %w", err)
+	if m.Expired(c.LastActive) {
+		if expire {
+			if err := m.store.Expire(ctx, phone, c.LastActive); err != nil {
+				return nil, fmt.Errorf("expire: %w", err)
+			}
 		}
 		return []Message{}, nil
 	}

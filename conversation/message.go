@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 )
 
 // Roles of a Messages API message.
@@ -18,11 +20,17 @@ const (
 // never decoded into typed structs and re-encoded, so fields and block types
 // this package does not know are kept unchanged.
 //
-// A message object has no other fields in the Messages API (the API rejects
-// them), so decoding a Message keeps "role" and "content" only.
+// A Messages API message has no other fields (the API rejects them), but a
+// conversations file may hold some, written by another program or by hand.
+// They are kept in Extra and stored with the message, and left out of what
+// is sent: see [Message.MarshalJSON].
 type Message struct {
 	Role    string
 	Content json.RawMessage
+	// Extra holds the message object's keys other than "role" and
+	// "content", as raw JSON. They are stored and read back unchanged
+	// (by [Turn.MarshalJSON] and [Turn.UnmarshalJSON]) but never sent.
+	Extra map[string]json.RawMessage
 }
 
 // UserText returns a user message whose content is the plain string text.
@@ -54,54 +62,121 @@ func TextBlock(text string) json.RawMessage {
 	return b.Bytes()
 }
 
-// MarshalJSON writes {"role":...,"content":...} with the content bytes as they
-// are, so a message is always encoded to the same bytes. Note that
-// json.Marshal escapes <, > and & in what MarshalJSON returns; to send the
-// stored bytes unchanged, call MarshalJSON or use an Encoder with
-// SetEscapeHTML(false).
+// MarshalJSON writes the message as the Messages API takes it,
+// {"role":...,"content":...}, with the content bytes as they are, so a
+// message is always encoded to the same bytes. Extra is left out: this is
+// the form to put in a request. (Stores write Extra too, through
+// [Turn.MarshalJSON].) Note that json.Marshal escapes <, > and & in what
+// MarshalJSON returns; to send the stored bytes unchanged, call MarshalJSON
+// or use an Encoder with SetEscapeHTML(false).
 func (m Message) MarshalJSON() ([]byte, error) {
-	if !json.Valid(m.Content) {
-		return nil, fmt.Errorf("conversation: message content is not valid JSON")
-	}
 	var b bytes.Buffer
+	if err := m.encode(&b, false); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// encode writes m's JSON object to b, with its extra keys in sorted order
+// after role and content if stored is set.
+func (m Message) encode(b *bytes.Buffer, stored bool) error {
+	if !json.Valid(m.Content) {
+		return fmt.Errorf("conversation: message content is not valid JSON")
+	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
 	b.WriteString(`{"role":`)
 	b.Write(quote(m.Role))
 	b.WriteString(`,"content":`)
 	b.Write(compact(m.Content))
+	if stored {
+		if err := encodeExtra(b, m.Extra, "role", "content"); err != nil {
+			return fmt.Errorf("conversation: message %w", err)
+		}
+	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return nil
+}
+
+// encodeExtra writes ,"key":value for each key of extra but skip, in sorted
+// order.
+func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...string) error {
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		v := extra[k]
+		if !json.Valid(v) {
+			return errors.New("extra " + k + " is not valid JSON")
+		}
+		b.WriteByte(',')
+		b.Write(quote(k))
+		b.WriteByte(':')
+		b.Write(compact(v))
+	}
+	return nil
 }
 
 // UnmarshalJSON reads a message object, keeping its content compacted but
-// otherwise byte for byte.
+// otherwise byte for byte, and its other keys in Extra.
 func (m *Message) UnmarshalJSON(data []byte) error {
-	var raw struct {
-		Role    *string         `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(data, &raw); err != nil {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
 		return err
 	}
-	if raw.Role == nil {
+	rawRole, ok := obj["role"]
+	if !ok || string(rawRole) == "null" {
 		return errors.New(`conversation: message has no "role"`)
 	}
-	if raw.Content == nil {
+	var role string
+	if err := json.Unmarshal(rawRole, &role); err != nil {
+		return fmt.Errorf(`conversation: message "role": %w`, err)
+	}
+	content, ok := obj["content"]
+	if !ok {
 		return errors.New(`conversation: message has no "content"`)
 	}
-	m.Role = *raw.Role
-	m.Content = compact(raw.Content)
+	delete(obj, "role")
+	delete(obj, "content")
+	m.Role = role
+	m.Content = compact(content)
+	m.Extra = compactExtra(obj)
 	return nil
+}
+
+// compactExtra returns obj's values compacted, or nil if it is empty.
+func compactExtra(obj map[string]json.RawMessage) map[string]json.RawMessage {
+	if len(obj) == 0 {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(obj))
+	for k, v := range obj {
+		out[k] = compact(v)
+	}
+	return out
+}
+
+// cloneExtra returns a deep copy of extra.
+func cloneExtra(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	if extra == nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, len(extra))
+	for k, v := range extra {
+		out[k] = bytes.Clone(v)
+	}
+	return out
 }
 
 // Clone returns a copy of m that shares no memory with it.
 func (m Message) Clone() Message {
-	return Message{Role: m.Role, Content: bytes.Clone(m.Content)}
+	return Message{Role: m.Role, Content: bytes.Clone(m.Content), Extra: cloneExtra(m.Extra)}
 }
 
-// Equal reports whether m and o are the same role and the same content bytes.
+// Equal reports whether m and o are the same role, the same content bytes
+// and the same extra keys with the same bytes.
 func (m Message) Equal(o Message) bool {
-	return m.Role == o.Role && bytes.Equal(m.Content, o.Content)
+	return m.Role == o.Role && bytes.Equal(m.Content, o.Content) &&
+		maps.EqualFunc(m.Extra, o.Extra, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 }
 
 // Block is the part of a content block that the memory rules look at. Raw is

@@ -24,8 +24,8 @@ func DocumentPlaceholder(mediaType string) string {
 // Sanitize returns m ready for storage: its content compacted, and every
 // base64 image or document block, including those inside tool results,
 // replaced by a text block with [ImagePlaceholder] or [DocumentPlaceholder].
-// Images and documents given by URL or file id are kept. Everything else is
-// kept byte for byte.
+// Images and documents given by URL or file id are kept. Everything else,
+// the message's extra keys included, is kept byte for byte.
 func Sanitize(m Message) (Message, error) {
 	content := compact(m.Content)
 	if !json.Valid(content) {
@@ -38,7 +38,7 @@ func Sanitize(m Message) (Message, error) {
 		}
 		content = out
 	}
-	return Message{Role: m.Role, Content: content}, nil
+	return Message{Role: m.Role, Content: content, Extra: cloneExtra(m.Extra)}, nil
 }
 
 // sanitizeBlocks rewrites an array of blocks, reporting whether it changed.

@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"maps"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -25,7 +25,9 @@ type Turn struct {
 }
 
 // MarshalJSON writes {"messages":[...]} followed by the extra keys in sorted
-// order, so a turn always encodes to the same bytes.
+// order, so a turn always encodes to the same bytes. This is the stored
+// form: each message is written with its own extra keys too, after role and
+// content, in sorted order.
 func (t Turn) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(`{"messages":[`)
@@ -33,25 +35,13 @@ func (t Turn) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		mb, err := m.MarshalJSON()
-		if err != nil {
+		if err := m.encode(&b, true); err != nil {
 			return nil, err
 		}
-		b.Write(mb)
 	}
 	b.WriteByte(']')
-	for _, k := range slices.Sorted(maps.Keys(t.Extra)) {
-		if k == "messages" {
-			continue
-		}
-		v := t.Extra[k]
-		if !json.Valid(v) {
-			return nil, errors.New("conversation: turn extra " + k + " is not valid JSON")
-		}
-		b.WriteByte(',')
-		b.Write(quote(k))
-		b.WriteByte(':')
-		b.Write(compact(v))
+	if err := encodeExtra(&b, t.Extra, "messages"); err != nil {
+		return nil, fmt.Errorf("conversation: turn %w", err)
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
@@ -73,27 +63,15 @@ func (t *Turn) UnmarshalJSON(data []byte) error {
 	}
 	delete(obj, "messages")
 	t.Messages = msgs
-	t.Extra = nil
-	if len(obj) > 0 {
-		t.Extra = make(map[string]json.RawMessage, len(obj))
-		for k, v := range obj {
-			t.Extra[k] = compact(v)
-		}
-	}
+	t.Extra = compactExtra(obj)
 	return nil
 }
 
 // Clone returns a deep copy of t.
 func (t Turn) Clone() Turn {
-	c := Turn{Messages: make([]Message, len(t.Messages))}
+	c := Turn{Messages: make([]Message, len(t.Messages)), Extra: cloneExtra(t.Extra)}
 	for i, m := range t.Messages {
 		c.Messages[i] = m.Clone()
-	}
-	if t.Extra != nil {
-		c.Extra = make(map[string]json.RawMessage, len(t.Extra))
-		for k, v := range t.Extra {
-			c.Extra[k] = bytes.Clone(v)
-		}
 	}
 	return c
 }

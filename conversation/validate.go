@@ -1,6 +1,8 @@
 package conversation
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,6 +23,9 @@ var ErrInvalidTurn = errors.New("invalid turn")
 //   - the turn is not empty and starts with a user message that answers no tool call;
 //   - every role is "user" or "assistant", and no content is empty;
 //   - no text block is empty or only white space; every block has a type;
+//   - a tool_use's input is a JSON object;
+//   - a tool_result's content is a string or an array of blocks that follow
+//     the same rules (a type each, no empty text, no tool blocks);
 //   - every tool_use id of an assistant message is answered by a tool_result
 //     with the same id in the very next message, which is a user message whose
 //     tool_result blocks come first;
@@ -75,6 +80,9 @@ func ValidateTurn(msgs []Message) error {
 				if b.ID == "" || b.Name == "" {
 					return bad("content.%d: tool_use needs an id and a name", j)
 				}
+				if !isObject(b.Input) {
+					return bad("content.%d.input: tool_use input must be a JSON object", j)
+				}
 				if seen[b.ID] {
 					return bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
 				}
@@ -89,6 +97,9 @@ func ValidateTurn(msgs []Message) error {
 				}
 				if !slices.Contains(pending, b.ToolUseID) || slices.Contains(results, b.ToolUseID) {
 					return bad("content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", j, b.ToolUseID)
+				}
+				if err := checkResultContent(b.Content); err != nil {
+					return bad("content.%d.content%s", j, err)
 				}
 				results = append(results, b.ToolUseID)
 			}
@@ -113,6 +124,45 @@ func ValidateTurn(msgs []Message) error {
 	if len(pending) > 0 {
 		return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
 			ErrInvalidTurn, len(msgs)-1, strings.Join(pending, ", "))
+	}
+	return nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// checkResultContent checks the content of a tool_result. Its error text
+// continues a path such as "content.0.content".
+func checkResultContent(content json.RawMessage) error {
+	content = bytes.TrimLeft(content, " \t\r\n")
+	if len(content) == 0 || content[0] == '"' || bytes.Equal(content, []byte("null")) {
+		return nil
+	}
+	if content[0] != '[' {
+		return errors.New(": tool_result content must be a string or an array of content blocks")
+	}
+	raws, err := rawBlocks(content)
+	if err != nil {
+		return fmt.Errorf(": %v", err)
+	}
+	for k, raw := range raws {
+		b, err := ParseBlock(raw)
+		if err != nil {
+			return fmt.Errorf(".%d: %v", k, err)
+		}
+		switch b.Type {
+		case "":
+			return fmt.Errorf(".%d: block type must not be empty", k)
+		case "text":
+			if !b.HasText || strings.TrimFunc(b.Text, unicode.IsSpace) == "" {
+				return fmt.Errorf(".%d: text content blocks must contain non-whitespace text", k)
+			}
+		case "tool_use", "tool_result":
+			return fmt.Errorf(".%d: %s blocks are not allowed inside a tool_result", k, b.Type)
+		}
 	}
 	return nil
 }

@@ -1,27 +1,30 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
 )
 
 const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
-  mombot history show [--json] PHONE     a readable transcript, or the messages as sent to Claude
+  mombot history show [--json] PHONE     a readable transcript, or (--json) the messages exactly as sent to Claude
   mombot history clear PHONE             forget a person's conversation
   mombot history migrate --from URL --to URL
                                          copy every live conversation to another store
 
-Flags (before the sub-command's arguments):`
+Flags (anywhere on the line):`
 
 func runHistory(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
@@ -33,38 +36,40 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	full := fs.Bool("full", false, "list: show whole phone numbers instead of masking them")
-	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude")
+	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude, as one line of JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), historyUsage)
 		fs.PrintDefaults()
 	}
-	// Flags may come before or after the sub-command: history --full list,
-	// history list --full.
-	if err := parseFlags(fs, e, args); err != nil {
+	// Flags may come anywhere: history --full list, history list --full,
+	// history show +14155551234 --json.
+	pos, err := parseInterleaved(fs, e, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usagef("history: which sub-command? list, show or clear")
+	if len(pos) == 0 {
+		return usagef("history: which sub-command? list, show or clear (see mombot history -h)")
 	}
-	sub, rest := fs.Arg(0), fs.Args()[1:]
-	if err := parseFlags(fs, e, rest); err != nil {
-		return err
-	}
-	rest = fs.Args()
-
+	sub, rest := pos[0], pos[1:]
 	want := map[string]int{"list": 0, "show": 1, "clear": 1}
 	n, ok := want[sub]
-	if !ok {
+	switch {
+	case !ok:
 		return usagef("history: unknown sub-command %q; use list, show or clear", sub)
-	}
-	if len(rest) != n {
-		if n == 0 {
-			return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
-		}
+	case len(rest) > n && n == 0:
+		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
+	case len(rest) > n:
+		return usagef("history %s takes one phone number; %q is extra", sub, strings.Join(rest[n:], " "))
+	case len(rest) < n:
 		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
-	mem, store, err := cfg.open(ctx, e)
+	mem, store, err := openForHistory(ctx, e, &cfg)
+	var nf noStoreFileError
+	if errors.As(err, &nf) && nf.defaulted && sub == "list" {
+		// A fresh clone: nothing has been saved, which is not a mistake.
+		fmt.Fprintf(e.stdout, "no conversations stored yet (%s does not exist; the first saved turn creates it)\n", nf.path)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -76,6 +81,68 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return historyShow(ctx, e.stdout, mem, rest[0], *asJSON)
 	default:
 		return historyClear(ctx, e.stdout, mem, rest[0])
+	}
+}
+
+// noStoreFileError says that the JSON file a history command should read is
+// not there.
+type noStoreFileError struct {
+	path      string
+	defaulted bool // the default path, not one given by --store or MOMBOT_STORE
+}
+
+func (e noStoreFileError) Error() string {
+	if e.defaulted {
+		return fmt.Sprintf("no conversations stored yet (%s does not exist)", e.path)
+	}
+	return fmt.Sprintf("no conversations file at %s (check --store or MOMBOT_STORE)", e.path)
+}
+
+// openForHistory opens the configured store for list, show and clear. These
+// only look at conversations or remove them, so a JSON file must already
+// exist: a mistyped --store is reported, and no folder, file or lock file is
+// created for it.
+func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversation.Memory, conversation.Store, error) {
+	scheme, path := splitStoreURL(cfg.store)
+	if scheme != "file" {
+		return cfg.open(ctx, e)
+	}
+	defaulted := path == ""
+	if defaulted {
+		path = jsonfile.DefaultPath()
+	}
+	store, err := jsonfile.Open(path, &jsonfile.Options{Logger: e.log, MustExist: true})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, noStoreFileError{path: path, defaulted: defaulted}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	mem, err := conversation.New(store, &conversation.Options{Timeout: cfg.timeout, MaxTurns: cfg.maxTurns})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return mem, store, nil
+}
+
+// parseInterleaved parses args with fs, letting flags come before, between
+// and after the positional arguments, which it returns in order. After
+// "--" everything is positional.
+func parseInterleaved(fs *flag.FlagSet, e *env, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, e, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
 	}
 }
 
@@ -99,7 +166,7 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 		if s.Expired {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, s.LastActive.Local().Format(time.DateTime), s.Turns, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, formatLastActive(s.LastActive), s.Turns, state)
 	}
 	return tw.Flush()
 }
@@ -114,8 +181,8 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if err := conversation.CheckPhone(phone); err != nil {
 		return usagef("%v", err)
 	}
-	// Load, not History: looking at an expired conversation must not
-	// delete it.
+	// Load and Peek, not History: looking at an expired conversation must
+	// not delete it.
 	c, err := mem.Store().Load(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
@@ -123,29 +190,55 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if err != nil {
 		return err
 	}
-	expired := conversation.Expired(c.LastActive, time.Now(), mem.Limits().Timeout)
 	if asJSON {
-		msgs := []conversation.Message{}
-		if !expired {
-			turns := c.Turns[max(0, len(c.Turns)-mem.Limits().MaxTurns):]
-			msgs = conversation.Conversation{Turns: turns}.Messages()
+		msgs, err := mem.Peek(ctx, phone)
+		if err != nil {
+			return err
 		}
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		return enc.Encode(msgs)
+		return writeMessages(w, msgs)
 	}
+	expired := mem.Expired(c.LastActive)
 	state := "active"
 	if expired {
 		state = "expired: the next message starts a new conversation"
 	}
 	fmt.Fprintf(w, "Conversation with %s: %d turns, last active %s (%s)\n", phone, len(c.Turns),
-		c.LastActive.Local().Format(time.DateTime), state)
+		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
 		writeTranscript(w, t.Messages)
 	}
 	return nil
+}
+
+// formatLastActive writes a last activity in local time; a store that could
+// not read one reports the zero time.
+func formatLastActive(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.Local().Format(time.DateTime)
+}
+
+// writeMessages prints msgs as one line of JSON, exactly the bytes of the
+// "messages" array a request would carry (see conversation.Message's
+// MarshalJSON): the stored bytes, without HTML escaping or indentation.
+func writeMessages(w io.Writer, msgs []conversation.Message) error {
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		mb, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		b.Write(mb)
+	}
+	b.WriteString("]\n")
+	_, err := w.Write(b.Bytes())
+	return err
 }
 
 // writeTranscript prints messages for a person to read: who said what, each

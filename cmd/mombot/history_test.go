@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,18 +85,25 @@ func TestHistoryCommands(t *testing.T) {
 	}
 
 	out, _, code = runCmd(t, vars, "history", "show", "--json", "+14155551234")
-	var msgs []conversation.Message
-	if code != 0 || json.Unmarshal([]byte(out), &msgs) != nil || len(msgs) != 6 {
-		t.Fatalf("show --json: exit %d, %d messages:\n%s", code, len(msgs), out)
-	}
 	store, _ := jsonfile.Open(path, nil)
 	mem, _ := conversation.New(store, nil)
 	want, _ := mem.History(context.Background(), "+14155551234")
 	store.Close()
-	for i := range want {
-		if !msgs[i].Equal(want[i]) {
-			t.Fatalf("show --json message %d = %s, History gives %s", i, msgs[i].Content, want[i].Content)
+	if code != 0 || len(want) != 6 {
+		t.Fatalf("show --json: exit %d; History has %d messages, want 6", code, len(want))
+	}
+	// Exactly the bytes History's messages are sent as: compact, stored
+	// bytes, no HTML escapes.
+	var b strings.Builder
+	for i, m := range want {
+		mb, _ := m.MarshalJSON()
+		if i > 0 {
+			b.WriteByte(',')
 		}
+		b.Write(mb)
+	}
+	if wantOut := "[" + b.String() + "]\n"; out != wantOut {
+		t.Fatalf("show --json:\ngot  %s\nwant %s", out, wantOut)
 	}
 
 	// An expired conversation is shown as such and not deleted by looking.
@@ -137,8 +144,15 @@ func TestHistoryBadInput(t *testing.T) {
 		{"unknown command", vars, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{"no sub-command", vars, []string{"history"}, 2, "which sub-command"},
 		{"unknown sub-command", vars, []string{"history", "erase"}, 2, `unknown sub-command "erase"`},
-		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "mombot: history: flag provided but not defined: -nope (see mombot history -h)"},
+		{"bad flag after the phone", vars, []string{"history", "show", "+1", "--nope"}, 2, "history: flag provided but not defined: -nope"},
+		{"bad flag value", vars, []string{"history", "list", "--timeout", "soon"}, 2, `history: invalid value "soon" for flag -timeout`},
+		{"ask bad flag", vars, []string{"ask", "--nope", "hi"}, 2, "mombot: ask: flag provided but not defined: -nope (see mombot ask -h)"},
+		{"chat bad flag", vars, []string{"chat", "--nope"}, 2, "mombot: chat: flag provided but not defined: -nope (see mombot chat -h)"},
+		{"serve bad flag", vars, []string{"serve", "--nope"}, 2, "mombot: serve: flag provided but not defined: -nope (see mombot serve -h)"},
+		{"migrate bad flag", vars, []string{"history", "migrate", "--nope"}, 2, "mombot: history migrate: flag provided but not defined: -nope (see mombot history migrate -h)"},
 		{"missing phone", vars, []string{"history", "show"}, 2, "exactly one phone number"},
+		{"two phones", vars, []string{"history", "show", "+1", "+2"}, 2, `history show takes one phone number; "+2" is extra`},
 		{"extra argument", vars, []string{"history", "list", "x"}, 2, "takes no arguments"},
 		{"unknown phone", vars, []string{"history", "clear", "+19999999999"}, 1, "no conversation stored for +19999999999"},
 		{"bad phone", vars, []string{"history", "show", " +1"}, 2, "invalid phone"},
@@ -153,7 +167,7 @@ func TestHistoryBadInput(t *testing.T) {
 			if code != tt.code || !strings.Contains(errOut, tt.want) {
 				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, tt.code, tt.want)
 			}
-			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); tt.code == 1 && lines > 0 {
+			if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines > 0 {
 				t.Errorf("the error takes %d lines, want one:\n%s", lines+1, errOut)
 			}
 		})
@@ -175,8 +189,92 @@ func TestHelp(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "history") {
 		t.Fatalf("help: exit %d\n%s", code, out)
 	}
-	_, errOut, code := runCmd(t, nil, "history", "-h")
-	if code != 0 || !strings.Contains(errOut, "mombot history show") {
-		t.Fatalf("history -h: exit %d\n%s", code, errOut)
+	for _, args := range [][]string{{"history", "-h"}, {"history", "show", "-h"}, {"history", "show", "+1", "--help"}} {
+		_, errOut, code := runCmd(t, nil, args...)
+		if code != 0 || !strings.Contains(errOut, "mombot history show") || !strings.Contains(errOut, "-store") {
+			t.Fatalf("%s: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+	}
+	for _, cmd := range []string{"ask", "chat", "serve"} {
+		_, errOut, code := runCmd(t, nil, cmd, "-h")
+		if code != 0 || !strings.Contains(errOut, "-from") && !strings.Contains(errOut, "-listen") {
+			t.Fatalf("%s -h: exit %d\n%s", cmd, code, errOut)
+		}
+	}
+}
+
+// TestHistoryFlagsAnywhere: flags of the history commands may come before
+// the sub-command, after it, or after the phone.
+func TestHistoryFlagsAnywhere(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("hi", "hello"))
+	vars := map[string]string{"MOMBOT_STORE": filepath.Join(t.TempDir(), "other.json")}
+	for _, args := range [][]string{
+		{"history", "--json", "--store", path, "show", "+14155551234"},
+		{"history", "show", "--json", "--store", path, "+14155551234"},
+		{"history", "show", "+14155551234", "--json", "--store", path},
+		{"history", "show", "+14155551234", "--store=" + path, "--json"},
+	} {
+		out, errOut, code := runCmd(t, vars, args...)
+		if code != 0 || out != `[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]`+"\n" {
+			t.Errorf("%s: exit %d, %s%s", strings.Join(args, " "), code, out, errOut)
+		}
+	}
+	// After --, everything is an argument.
+	_, errOut, code := runCmd(t, vars, "history", "--store", path, "show", "--", "+14155551234", "--json")
+	if code != 2 || !strings.Contains(errOut, `"--json" is extra`) {
+		t.Errorf("show -- PHONE --json: exit %d, %s", code, errOut)
+	}
+}
+
+// TestHistoryCreatesNothing: the history commands only read or remove, so a
+// mistyped --store is an error and creates no folder, file or lock file.
+func TestHistoryCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo", "x.json")
+	for _, args := range [][]string{
+		{"history", "list", "--store", typo},
+		{"history", "show", "+14155551234", "--store", "file:" + typo},
+		{"history", "clear", "+14155551234", "--store", typo},
+	} {
+		_, errOut, code := runCmd(t, nil, args...)
+		if code != 1 || !strings.Contains(errOut, "no conversations file at "+typo) {
+			t.Errorf("%s: exit %d, %q; want exit 1 naming the missing file", strings.Join(args, " "), code, errOut)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Fatalf("%s created %v", strings.Join(args, " "), entries)
+		}
+	}
+
+	// Clearing an unknown phone writes nothing.
+	path := filepath.Join(dir, "conversations.json")
+	seed(t, path, time.Now(), "+1", storetest.TextTurn("a", "b"))
+	before, _ := os.Stat(path)
+	if _, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, "history", "clear", "+19999999999"); code != 1 {
+		t.Fatalf("clear of an unknown phone: exit %d, %s", code, errOut)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Fatal("clear of an unknown phone rewrote the file")
+	}
+}
+
+// TestHistoryFreshClone: with no store configured and no data folder yet,
+// list says nothing is stored and exits 0, show and clear fail with the same
+// words, and none of them creates the data folder.
+func TestHistoryFreshClone(t *testing.T) {
+	if fi, err := os.Stat(jsonfile.DockerDataDir); err == nil && fi.IsDir() {
+		t.Skipf("%s exists here, so the default store is there", jsonfile.DockerDataDir)
+	}
+	t.Chdir(t.TempDir())
+	out, errOut, code := runCmd(t, nil, "history", "list")
+	if code != 0 || !strings.Contains(out, "no conversations stored yet") || !strings.Contains(out, filepath.Join("data", "conversations.json")) {
+		t.Fatalf("list on a fresh clone: exit %d, %q %q", code, out, errOut)
+	}
+	_, errOut, code = runCmd(t, nil, "history", "show", "+14155551234")
+	if code != 1 || !strings.Contains(errOut, "no conversations stored yet") {
+		t.Fatalf("show on a fresh clone: exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat("data"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the history commands created the data folder: %v", err)
 	}
 }

@@ -30,8 +30,6 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errReported):
-		return 2
 	case errors.As(err, &u):
 		fmt.Fprintln(stderr, "mombot: "+err.Error())
 		return 2
@@ -71,9 +69,6 @@ type usageError struct{ msg string }
 func (u usageError) Error() string { return u.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
-
-// errReported is a usage error that the flag package already printed.
-var errReported = errors.New("reported")
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
@@ -120,15 +115,21 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// parseFlags parses args with fs, whose errors go to e.stderr, and turns a
-// flag error into a usage error.
+// parseFlags parses args with fs. With -h or -help it prints fs's usage on
+// e.stderr and returns flag.ErrHelp; any other mistake is a one-line usage
+// error that names the command and points at its -h, rather than the whole
+// usage text.
 func parseFlags(fs *flag.FlagSet, e *env, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
 	fs.SetOutput(e.stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errReported
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return err
+	default:
+		return usagef("%s: %v (see %s -h)", strings.TrimPrefix(fs.Name(), "mombot "), err, fs.Name())
 	}
-	return nil
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
-// benchTurn is a turn with one tool round, about 0.9 kB as stored.
+// benchTurn is a turn with one tool round: about 1.5 kB as indented in the
+// file (0.9 kB compact), so a full 10-turn conversation is about 15 kB.
 func benchTurn(i int) []conversation.Message {
 	return storetest.ToolTurn(
 		fmt.Sprintf("[Mon 24 Feb 10:%02d] [From Erin]: find me a chicken dinner recipe for tonight, nothing spicy", i%60),

@@ -5,10 +5,12 @@
 // The file maps each phone to {"last_active": ..., "turns": [{"messages":
 // [...]}, ...]}. last_active is written as Python's datetime.isoformat()
 // writes a naive local time ("2026-02-24T10:35:00.123456"); both that and an
-// RFC 3339 time with an offset are read. Keys this package does not know, on
-// a conversation or on a turn, and top-level members that are not
-// conversations, are kept. The file is written with two-space indentation,
-// like json.dump(..., indent=2).
+// RFC 3339 time with an offset are read. A conversation whose last_active
+// cannot be read (or is missing) counts as expired, and its value is written
+// back exactly as it was until the conversation is next accessed, which
+// deletes it. Keys this package does not know, on a conversation or on a
+// turn, and top-level members that are not conversations, are kept. The file is written with two-space indentation, like
+// json.dump(..., indent=2).
 //
 // Every change rewrites the whole file atomically (a temporary file in the
 // same folder, fsync, rename, fsync of the folder), with mode 0600, so a turn
@@ -16,6 +18,12 @@
 // half written. The whole-file rewrite is the original's choice for one
 // family: its cost grows with the file, and past [DefaultWarnSize] every save
 // logs a warning to move to the sqlite store.
+//
+// The store never empties its memory because the file went away: if the file
+// vanishes or stops parsing while the store is in use (another process moved
+// a corrupt file aside, someone ran mv or rm), the conversations in memory are
+// kept and served, a loud error is logged, and the next save writes them back.
+// To wipe every conversation, stop the processes that use the file first.
 //
 // The file lock relies on flock(2); the package supports Linux and other Unix
 // systems.

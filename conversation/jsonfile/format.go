@@ -21,8 +21,13 @@ type entry struct {
 	raw json.RawMessage
 
 	lastActive time.Time
-	turns      []conversation.Turn
-	extra      map[string]json.RawMessage // other keys of the conversation object
+	// badTime is set when last_active could not be read: the conversation
+	// counts as expired (lastActive is zero) and the value is written back
+	// as it was, or left out if it was missing, rather than as a made-up
+	// time that other readers of the file would reject.
+	badTime *json.RawMessage
+	turns   []conversation.Turn
+	extra   map[string]json.RawMessage // other keys of the conversation object
 
 	// enc is the member's value as it is written in the file (indented),
 	// computed once per change so a save encodes only what changed.
@@ -56,6 +61,19 @@ func (s *state) remove(phone string) {
 	}
 	delete(s.entries, phone)
 	s.order = slices.DeleteFunc(s.order, func(p string) bool { return p == phone })
+}
+
+// mergeMissing adds to dst the members of src that dst lacks, at the end in
+// src's order, and returns how many it added.
+func mergeMissing(dst, src *state) int {
+	n := 0
+	for _, p := range src.order {
+		if _, ok := dst.entries[p]; !ok {
+			dst.put(p, src.entries[p])
+			n++
+		}
+	}
+	return n
 }
 
 // loadReport counts what parsing had to leave out.
@@ -118,13 +136,16 @@ func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry
 		return &entry{raw: compactCopy(raw)}
 	}
 	e := &entry{}
-	var ts string
-	if v, ok := obj["last_active"]; !ok || json.Unmarshal(v, &ts) != nil {
-		rep.badTimes++ // zero time: expired, so removed on first access
-	} else if t, err := parseTime(ts, loc); err != nil {
-		rep.badTimes++
-	} else {
+	if t, ok := readLastActive(obj, loc); ok {
 		e.lastActive = t
+	} else {
+		// Zero time: expired, so removed on first access.
+		rep.badTimes++
+		var keep json.RawMessage
+		if v, present := obj["last_active"]; present {
+			keep = compactCopy(v)
+		}
+		e.badTime = &keep
 	}
 	var rawTurns []json.RawMessage
 	if v, ok := obj["turns"]; ok && json.Unmarshal(v, &rawTurns) != nil {
@@ -159,6 +180,17 @@ func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry
 	return e
 }
 
+// readLastActive returns the conversation object's last_active time, if it
+// has one that can be read.
+func readLastActive(obj map[string]json.RawMessage, loc *time.Location) (time.Time, bool) {
+	var ts string
+	if v, ok := obj["last_active"]; !ok || json.Unmarshal(v, &ts) != nil {
+		return time.Time{}, false
+	}
+	t, err := parseTime(ts, loc)
+	return t, err == nil
+}
+
 func compactCopy(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
@@ -174,9 +206,18 @@ func (e *entry) encode(loc *time.Location) error {
 	if e.raw != nil {
 		c.Write(e.raw)
 	} else {
-		c.WriteString(`{"last_active":`)
-		c.Write(quote(formatTime(e.lastActive, loc)))
-		c.WriteString(`,"turns":[`)
+		c.WriteByte('{')
+		switch {
+		case e.badTime == nil:
+			c.WriteString(`"last_active":`)
+			c.Write(quote(formatTime(e.lastActive, loc)))
+			c.WriteByte(',')
+		case *e.badTime != nil:
+			c.WriteString(`"last_active":`)
+			c.Write(*e.badTime)
+			c.WriteByte(',')
+		}
+		c.WriteString(`"turns":[`)
 		for i, t := range e.turns {
 			if i > 0 {
 				c.WriteByte(',')

@@ -31,14 +31,22 @@ var naiveLayouts = []string{
 // loc as the original wrote it, or an RFC 3339 time with an offset. A naive
 // time that a daylight-saving change makes ambiguous is read as the first of
 // its two instants.
+//
+// Times outside the years 1 to 9999 in loc are refused: Python's datetime
+// cannot hold them, so they could not be written back in its format.
 func parseTime(s string, loc *time.Location) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.Truncate(time.Microsecond), nil
-	}
+	t, err := time.Parse(time.RFC3339Nano, s)
 	for _, layout := range naiveLayouts {
-		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			return t.Truncate(time.Microsecond), nil
+		if err == nil {
+			break
 		}
+		t, err = time.ParseInLocation(layout, s, loc)
 	}
-	return time.Time{}, fmt.Errorf("last_active %q is not an ISO-8601 time", s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last_active %q is not an ISO-8601 time", s)
+	}
+	if y := t.In(loc).Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("last_active %q is outside the years 1 to 9999", s)
+	}
+	return t.Truncate(time.Microsecond), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,8 +27,9 @@ var (
 var ErrClosed = errors.New("jsonfile: store is closed")
 
 // DefaultWarnSize is the file size above which a save logs a warning that it
-// is time for another store: at about this size a save rewrites enough bytes
-// to take tens of milliseconds (see docs/benchmarks.md).
+// is time for another store: about 550 people with full 10-turn histories,
+// where a save rewrites enough bytes to take 15-20 ms (see
+// docs/benchmarks.md).
 const DefaultWarnSize = 8 << 20
 
 // DockerDataDir is the data folder of the original's container image; where
@@ -37,9 +39,12 @@ const DockerDataDir = "/app/data"
 // DefaultPath returns the original design's file path:
 // /app/data/conversations.json where /app/data exists, else
 // data/conversations.json relative to the working folder.
-func DefaultPath() string {
-	if fi, err := os.Stat(DockerDataDir); err == nil && fi.IsDir() {
-		return filepath.Join(DockerDataDir, "conversations.json")
+func DefaultPath() string { return defaultPathIn(DockerDataDir) }
+
+// defaultPathIn is DefaultPath with the container's data folder at dockerDir.
+func defaultPathIn(dockerDir string) string {
+	if fi, err := os.Stat(dockerDir); err == nil && fi.IsDir() {
+		return filepath.Join(dockerDir, "conversations.json")
 	}
 	return filepath.Join("data", "conversations.json")
 }
@@ -55,7 +60,18 @@ type Options struct {
 	// Location is the zone of the naive last_active times in the file;
 	// nil means time.Local, as the original's datetime.now() used.
 	Location *time.Location
+	// MustExist makes Open fail, with an error wrapping fs.ErrNotExist and
+	// without creating anything, when there is no file at the path. It is
+	// for commands that only look at or remove conversations, so that a
+	// mistyped path is reported instead of showing an empty store.
+	MustExist bool
 }
+
+// noFileError is returned by Open with MustExist when there is no file.
+type noFileError struct{ path string }
+
+func (e noFileError) Error() string { return "no conversations file at " + e.path }
+func (e noFileError) Unwrap() error { return fs.ErrNotExist }
 
 // Store is the conversations.json store of the original design. It keeps
 // the whole file in memory and rewrites it atomically on every change.
@@ -77,9 +93,13 @@ type Store struct {
 	stamp  stamp      // the version of the file st was read from or written as
 	warned bool
 	closed bool
+	// orphaned is set while memory holds conversations that the file
+	// lost (it vanished or was moved aside) until a save writes them.
+	orphaned bool
 }
 
-// Open opens the store at path, creating its folder (mode 0700) if needed.
+// Open opens the store at path, creating its folder (mode 0700, synced so
+// that it survives a power loss) if needed, unless opts.MustExist is set.
 // A file that does not parse is moved aside to path + ".corrupt-<time>" with
 // an error in the log, and the store starts empty; it is never overwritten.
 // Turns that the Messages API would reject (a file edited by hand or written
@@ -101,7 +121,17 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("jsonfile: open: empty path")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if o.MustExist {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("jsonfile: open: %w", noFileError{path})
+		case err != nil:
+			return nil, fmt.Errorf("jsonfile: open: %w", err)
+		case !fi.Mode().IsRegular():
+			return nil, fmt.Errorf("jsonfile: open: %s is not a regular file", path)
+		}
+	} else if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
@@ -111,7 +141,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState()}
 	if err := s.withFileLock(func() error {
 		s.removeTemps()
-		return s.refresh(true)
+		return s.refresh(true, true)
 	}); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
@@ -144,35 +174,106 @@ func (s *Store) removeTemps() {
 	}
 }
 
+// errNeedLock is returned by refresh when the file does not parse and the
+// caller does not hold the file lock, which moving it aside needs.
+var errNeedLock = errors.New("moving the file aside needs the file lock")
+
+// testHookParseFailed, when set, runs after a refresh without the file lock
+// found a file that does not parse.
+var testHookParseFailed func()
+
 // refresh reads the file again if it changed since s.st was read or
-// written. s.mu is held.
-func (s *Store) refresh(startup bool) error {
-	cur, err := statPath(s.path)
-	if err != nil {
-		return fmt.Errorf("stat: %w", err)
-	}
-	if cur == s.stamp && !startup {
-		return nil
-	}
-	data, st, err := readFile(s.path)
-	if err != nil {
-		return fmt.Errorf("read: %w", err)
-	}
-	parsed, rep, err := parse(data, s.loc)
-	if err != nil {
-		aside := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
-		if rerr := os.Rename(s.path, aside); rerr != nil {
+// written. s.mu is held; locked says whether the file lock is held too.
+// A file that does not parse is moved aside only under the file lock, since
+// another process may have just renamed a valid file into its place: without
+// it refresh returns errNeedLock and the caller retries holding it.
+//
+// Memory is never emptied because the file went away: when the file
+// vanishes or does not parse after the store has used it, the conversations
+// in memory are kept, served, and written back by the next save. Until then
+// the store is orphaned, and a file that another process writes in the
+// meantime (which cannot hold them) is merged with them.
+func (s *Store) refresh(startup, locked bool) error {
+	for attempt := 0; ; attempt++ {
+		cur, err := statPath(s.path)
+		if err != nil {
+			return fmt.Errorf("stat: %w", err)
+		}
+		if cur == s.stamp && !startup {
+			return nil
+		}
+		data, st, err := readFile(s.path)
+		if err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
+		if !st.exists {
+			if s.stamp.exists {
+				s.log.Error("conversations file vanished while in use; keeping the conversations in memory, the next save writes them back",
+					"path", s.path, "conversations", len(s.st.order))
+				s.orphaned = len(s.st.order) > 0
+			}
+			s.stamp = stamp{}
+			return nil
+		}
+		parsed, rep, err := parse(data, s.loc)
+		if err == nil {
+			s.adopt(parsed, st, rep)
+			return nil
+		}
+		// Whatever happens next, the file at s.path does not hold what
+		// memory does.
+		s.orphaned = s.orphaned || len(s.st.order) > 0
+		if !locked {
+			if testHookParseFailed != nil {
+				testHookParseFailed()
+			}
+			return errNeedLock
+		}
+		// Writers that ignore the lock file (the Python original, an
+		// editor) may have replaced the file since it was read: move aside
+		// only the version that failed to parse.
+		if now, serr := statPath(s.path); serr != nil || now != st {
+			if attempt < 3 {
+				continue
+			}
+			return fmt.Errorf("%s does not parse (%v) and keeps changing", s.path, err)
+		}
+		aside, rerr := s.moveAside()
+		if rerr != nil {
 			return fmt.Errorf("%s does not parse (%v) and cannot be moved aside: %w", s.path, err, rerr)
 		}
 		s.log.Error("conversations file does not parse; moved it aside and kept it, starting from what is known",
-			"path", s.path, "moved_to", aside, "err", err)
-		// Nothing is at s.path now; what is in memory is written by the
-		// next save.
+			"path", s.path, "moved_to", aside, "err", err, "conversations_in_memory", len(s.st.order))
+		// Nothing is at s.path now; what is in memory (nothing at start-up)
+		// is written by the next save.
 		s.stamp = stamp{}
-		if startup {
-			s.st = newState()
-		}
 		return nil
+	}
+}
+
+// moveAside renames the file to a name beside it that no earlier corrupt
+// file has taken. The file lock is held.
+func (s *Store) moveAside() (string, error) {
+	base := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, i)
+	}
+	return aside, os.Rename(s.path, aside)
+}
+
+// adopt makes parsed, read from the file version st, the current state.
+func (s *Store) adopt(parsed *state, st stamp, rep loadReport) {
+	if s.orphaned {
+		if n := mergeMissing(parsed, s.st); n > 0 {
+			s.log.Warn("a new conversations file appeared while conversations were only in memory; kept those it lacks, the next save writes them",
+				"path", s.path, "conversations_kept", n)
+		} else {
+			s.orphaned = false
+		}
 	}
 	s.st, s.stamp = parsed, st
 	if rep.droppedTurns > 0 {
@@ -180,13 +281,12 @@ func (s *Store) refresh(startup bool) error {
 			"path", s.path, "dropped_turns", rep.droppedTurns, "conversations", rep.phones)
 	}
 	if rep.badTimes > 0 {
-		s.log.Warn("conversations file held unreadable last_active times; those conversations count as expired",
+		s.log.Warn("conversations file held unreadable last_active times; those conversations count as expired and their last_active is written back as it was",
 			"path", s.path, "conversations", rep.badTimes)
 	}
 	if rep.systemEntries > 0 {
 		s.log.Warn(`conversations file held a conversation for the "system" sender; it is not loaded`, "path", s.path)
 	}
-	return nil
 }
 
 // read runs fn on the current state, fresh from the file if another
@@ -200,7 +300,11 @@ func (s *Store) read(ctx context.Context, fn func(*state) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if err := s.refresh(false); err != nil {
+	err := s.refresh(false, false)
+	if errors.Is(err, errNeedLock) {
+		err = s.withFileLock(func() error { return s.refresh(false, true) })
+	}
+	if err != nil {
 		return err
 	}
 	return fn(s.st)
@@ -222,7 +326,7 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 		return ErrClosed
 	}
 	return s.withFileLock(func() error {
-		if err := s.refresh(false); err != nil {
+		if err := s.refresh(false, true); err != nil {
 			return err
 		}
 		next := s.st.clone()
@@ -236,7 +340,7 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", s.path, err)
 		}
-		s.st, s.stamp = next, st
+		s.st, s.stamp, s.orphaned = next, st, false
 		s.checkSize(size, len(next.order))
 		return nil
 	})

@@ -157,7 +157,7 @@ func assertMessages(t *testing.T, got, want []conversation.Message) {
 	}
 	for i := range got {
 		if !got[i].Equal(want[i]) {
-			t.Fatalf("message %d:\ngot  %s %s\nwant %s %s", i, got[i].Role, got[i].Content, want[i].Role, want[i].Content)
+			t.Fatalf("message %d:\ngot  %s %s %s\nwant %s %s %s", i, got[i].Role, got[i].Content, fmtExtra(got[i].Extra), want[i].Role, want[i].Content, fmtExtra(want[i].Extra))
 		}
 	}
 }
@@ -449,6 +449,16 @@ func testInvalidTurns(t *testing.T, e *env) {
 			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`),
 			msg("user", `[{"type":"text","text":"here"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`),
 		},
+		"empty text in a tool_result": {
+			msg("user", `"go"`),
+			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":""}]}]`),
+		},
+		"tool_use input not an object": {
+			msg("user", `"go"`),
+			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":"query"}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`),
+		},
 		"invalid UTF-8": {{Role: "user", Content: json.RawMessage("\"\xff\xfe\"")}},
 	}
 	for name, turn := range bad {
@@ -514,8 +524,10 @@ func testReopen(t *testing.T, e *env) {
 }
 
 func testTurnExtra(t *testing.T, e *env) {
+	msgs := TextTurn("hi", "hello")
+	msgs[0].Extra = map[string]json.RawMessage{"sent_at": json.RawMessage(`"2026-02-24T10:35:00"`)}
 	turn := conversation.Turn{
-		Messages: TextTurn("hi", "hello"),
+		Messages: msgs,
 		Extra: map[string]json.RawMessage{
 			"usage": json.RawMessage(`{"input_tokens":12,"output_tokens":3,"cache_read_input_tokens":0}`),
 			"model": json.RawMessage(`"claude-x"`),
@@ -533,6 +545,11 @@ func testTurnExtra(t *testing.T, e *env) {
 	if len(got) != 2 || string(got["usage"]) != string(turn.Extra["usage"]) || string(got["model"]) != `"claude-x"` {
 		t.Fatalf("turn extras after reopen = %s, want %s", fmtExtra(got), fmtExtra(turn.Extra))
 	}
+	// A message's own extra keys are kept too, and History returns them.
+	if got := c.Turns[0].Messages[0].Extra; len(got) != 1 || string(got["sent_at"]) != `"2026-02-24T10:35:00"` {
+		t.Fatalf("message extras after reopen = %s, want %s", fmtExtra(got), fmtExtra(msgs[0].Extra))
+	}
+	assertMessages(t, e.history("+14155551234"), msgs)
 }
 
 func fmtExtra(m map[string]json.RawMessage) string {

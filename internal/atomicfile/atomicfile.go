@@ -7,7 +7,9 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -59,7 +61,39 @@ func WriteFile(path string, data []byte) error {
 	})
 }
 
-func syncDir(dir string) error {
+// MkdirAll creates dir and any parents it lacks, with mode perm, like
+// os.MkdirAll, and then syncs the parent of each folder it created, from the
+// top down, so that the new folders themselves survive a power loss and a
+// file written into them later is not lost with them.
+func MkdirAll(dir string, perm os.FileMode) error {
+	var created []string
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break // it exists, or os.MkdirAll reports the error
+		}
+		created = append(created, d)
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if err := syncDir(filepath.Dir(created[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// syncDir makes a folder's entries durable; a variable so that tests can
+// see which folders are synced.
+var syncDir = fsyncDir
+
+func fsyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err
