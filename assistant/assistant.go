@@ -45,7 +45,8 @@ type Options struct {
 	MaxToolIterations int
 	// Family maps a phone number, as the messages come in
 	// ("+14155551234"), to the person it belongs to. Senders not in it
-	// are called by their masked number.
+	// are called by their masked number, and the system sender by
+	// SystemName.
 	Family map[string]Person
 	// Location is the time zone of senders whose Person has none; nil
 	// means UTC.
@@ -189,15 +190,28 @@ type Reply struct {
 	ToolRounds int
 }
 
-// person returns who sent a message from phone.
+// SystemName is what the system sender (conversation.SystemSender) is
+// called in its messages: "[From system]".
+const SystemName = "system"
+
+// person returns who sent a message from phone, as the message names them:
+// their configured name, SystemName for the system sender, or else their
+// masked number.
 func (a *Assistant) person(phone string) Person {
-	p, ok := a.family[phone]
-	if !ok {
-		p = Person{Name: conversation.MaskPhone(phone)}
-	}
-	if p.Name == "" {
+	p := a.configured(phone)
+	switch {
+	case phone == conversation.SystemSender:
+		p.Name = SystemName
+	case p.Name == "":
 		p.Name = conversation.MaskPhone(phone)
 	}
+	return p
+}
+
+// configured returns the family member with phone as configured, with
+// their time zone filled in; the Name is empty for anyone else.
+func (a *Assistant) configured(phone string) Person {
+	p := a.family[phone]
 	if p.Location == nil {
 		p.Location = a.loc
 	}

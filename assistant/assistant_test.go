@@ -297,8 +297,13 @@ func TestSystemSender(t *testing.T) {
 	e.srv.Enqueue(anthropictest.Text("Reminder sent."), anthropictest.Text("Another."))
 	e.mustHandle(conversation.SystemSender, "daily reminder")
 	e.mustHandle(conversation.SystemSender, "daily reminder again")
-	if n := len(sent(t, e.lastRequest())); n != 1 {
+	msgs := sent(t, e.lastRequest())
+	if n := len(msgs); n != 1 {
 		t.Errorf("the system sender got history: %d messages", n)
+	}
+	// The sender is named, not masked like a stranger's number.
+	if got, want := string(msgs[0].Content), `"[Tue 24 Feb 2026 18:35 UTC] [From system]: daily reminder again"`; got != want {
+		t.Errorf("system message = %s, want %s", got, want)
 	}
 	sums, _ := e.mem.List(context.Background())
 	if len(sums) != 0 {
