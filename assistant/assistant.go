@@ -271,7 +271,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.person(in.From), history: history, msgs: []conversation.Message{user}, log: log}
+	t := &turn{a: a, in: in, person: a.configured(in.From), history: history, msgs: []conversation.Message{user}, log: log}
 	reply, err := t.run(ctx)
 	log.Info("assistant: message handled",
 		"history_messages", len(history),

@@ -331,12 +331,31 @@ func TestExpiryAndIsolation(t *testing.T) {
 	}
 }
 
+// A stranger is called by their masked number in the message, but tools
+// get the person as configured: no name, so that nothing records a masked
+// number as someone's name.
 func TestUnknownSender(t *testing.T) {
-	e := newEnv(t, nil)
-	e.srv.Enqueue(anthropictest.Text("Hello!"))
-	e.mustHandle("+447700900123", "hi")
+	var calls []assistant.Call
+	who := funcTool{name: "who", run: func(_ context.Context, c assistant.Call) (string, error) {
+		calls = append(calls, c)
+		return "noted", nil
+	}}
+	e := newEnv(t, nil, who)
+	e.srv.Enqueue(anthropictest.ToolUse("", anthropictest.Call{Name: "who"}), anthropictest.Text("Hello!"),
+		anthropictest.ToolUse("", anthropictest.Call{Name: "who"}), anthropictest.Text("Hello Erin!"))
+	e.mustHandle(stranger, "hi")
 	if got := string(sent(t, e.lastRequest())[0].Content); !strings.Contains(got, "[From +********0123]: hi") || !strings.Contains(got, "UTC") {
 		t.Errorf("message = %s", got)
+	}
+	e.mustHandle(erin, "hi")
+	if len(calls) != 2 {
+		t.Fatalf("%d tool calls, want 2", len(calls))
+	}
+	if p := calls[0].Person; p.Name != "" || p.Location != time.UTC || calls[0].Phone != stranger {
+		t.Errorf("the stranger's call has Person %+v, phone %q; want no name, UTC", p, calls[0].Phone)
+	}
+	if p := calls[1].Person; p.Name != "Erin" || p.Location != pacific {
+		t.Errorf("Erin's call has Person %+v", p)
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 )
 
 const (
-	erin  = "+14155551234"
-	jason = "+14155555678"
+	erin     = "+14155551234"
+	jason    = "+14155555678"
+	stranger = "+447700900123" // not in the family
 )
 
 var pacific = mustLoad("America/Los_Angeles")

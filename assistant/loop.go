@@ -24,7 +24,7 @@ const saveTimeout = 10 * time.Second
 type turn struct {
 	a       *Assistant
 	in      Inbound
-	person  Person
+	person  Person // as configured, for the tools
 	history []conversation.Message
 	msgs    []conversation.Message // this turn's messages, from the user's
 	log     *slog.Logger
