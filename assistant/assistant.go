@@ -177,6 +177,9 @@ type Inbound struct {
 	// ImageType is the picture's media type ("image/jpeg"); empty means
 	// detect it from the bytes.
 	ImageType string
+	// Time is when the message was sent, written in front of it in the
+	// sender's time zone; the zero value means the time Handle is called.
+	Time time.Time
 }
 
 // Reply is the outcome of handling one message.
@@ -240,7 +243,11 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		log.Warn("assistant: refused message", "err", err)
 		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
 	}
-	user, refusal, err := a.userMessage(in, a.person(in.From), start)
+	sentAt := in.Time
+	if sentAt.IsZero() {
+		sentAt = start
+	}
+	user, refusal, err := a.userMessage(in, a.person(in.From), sentAt)
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
 		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)

@@ -369,3 +369,23 @@ func TestEmptyMessage(t *testing.T) {
 		t.Errorf("an empty message was sent")
 	}
 }
+
+// The time in front of a message is when it was sent, when the caller
+// knows it (a WhatsApp message handled late, a redelivery), in the
+// sender's time zone; without it, the time it is handled.
+func TestMessageTime(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(anthropictest.Text("Morning!"), anthropictest.Text("Evening!"))
+	sentAt := time.Date(2026, 2, 24, 16, 5, 0, 0, time.FixedZone("CET", 3600)) // 15:05 UTC, 07:05 in California
+	if _, err := e.a.Handle(context.Background(), assistant.Inbound{From: erin, Text: "good morning", Time: sentAt}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustHandle(erin, "good evening")
+	msgs := sent(t, e.lastRequest())
+	want := []conversation.Message{
+		conversation.UserText("[Tue 24 Feb 2026 07:05 PST] [From Erin]: good morning"),
+		conversation.NewMessage(conversation.RoleAssistant, anthropictest.TextBlock("Morning!")),
+		conversation.UserText("[Tue 24 Feb 2026 10:35 PST] [From Erin]: good evening"),
+	}
+	assertSameMessages(t, msgs, want)
+}

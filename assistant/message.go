@@ -28,12 +28,12 @@ const timeLayout = "Mon 2 Jan 2006 15:04 MST"
 // and error refusing it. The text is "[local time] [From NAME]: text", so
 // that the time, which changes with every message, is in the new message
 // and never in the system prompt, which must not change.
-func (a *Assistant) userMessage(in Inbound, p Person, now time.Time) (conversation.Message, string, error) {
+func (a *Assistant) userMessage(in Inbound, p Person, sentAt time.Time) (conversation.Message, string, error) {
 	text := strings.TrimSpace(in.Text)
 	if text == "" && len(in.Image) == 0 {
 		return conversation.Message{}, ReplyEmpty, ErrEmptyMessage
 	}
-	head := fmt.Sprintf("[%s] [From %s]:", now.In(p.Location).Format(timeLayout), p.Name)
+	head := fmt.Sprintf("[%s] [From %s]:", sentAt.In(p.Location).Format(timeLayout), p.Name)
 	if len(in.Image) == 0 {
 		return conversation.UserText(head + " " + text), "", nil
 	}
