@@ -243,16 +243,14 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		log.Warn("assistant: refused message", "err", err)
 		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
 	}
-	sentAt := in.Time
-	if sentAt.IsZero() {
-		sentAt = start
-	}
-	user, refusal, err := a.userMessage(in, a.person(in.From), sentAt)
+	mediaType, refusal, err := checkMessage(in)
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
 		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)
 	}
 
+	// The lock is taken before anything slow, such as encoding a photo,
+	// so that the sender's messages take it in the order they came.
 	system := in.From == conversation.SystemSender
 	if !system {
 		unlock, err := a.locker.Lock(ctx, in.From)
@@ -262,6 +260,11 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		}
 		defer unlock()
 	}
+	sentAt := in.Time
+	if sentAt.IsZero() {
+		sentAt = start
+	}
+	user := userMessage(in, mediaType, a.person(in.From), sentAt)
 
 	var history []conversation.Message
 	if !system {
