@@ -13,7 +13,7 @@
 // required fields (model, max_tokens, messages), the first message's role,
 // empty content, empty or white-space text blocks, tool_use ids answered by
 // tool_result blocks in the very next message (and only those), unique
-// tool_use ids, tool definitions, base64 images (media type and the 5 MB
+// tool_use ids, a tool_use input that is a JSON object, tool definitions, base64 images (media type and the 5 MB
 // limit) and the limit of four cache_control breakpoints. A bug in the code
 // under test that the real API would reject so fails the test too.
 //
