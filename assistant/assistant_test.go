@@ -183,6 +183,49 @@ func TestToolFailuresBecomeErrorResults(t *testing.T) {
 	}
 }
 
+// A tool_use whose input is not a JSON object is not run, is answered with
+// an error, and is stored and sent back with the input {}: the API refuses
+// any other input in a request, so keeping it would make every later
+// message of the conversation fail.
+func TestToolUseInputNotAnObject(t *testing.T) {
+	ran := 0
+	tool := funcTool{name: "search", run: func(context.Context, assistant.Call) (string, error) {
+		ran++
+		return "found", nil
+	}}
+	e := newEnv(t, nil, tool)
+	bad := anthropictest.ToolUse("Searching.", anthropictest.Call{ID: "toolu_list_input", Name: "search", Input: []int{1}})
+	e.srv.Enqueue(bad, anthropictest.Text("Sorry, I fumbled that."), anthropictest.Text("Still here."))
+	if r := e.mustHandle(erin, "find tacos"); r.Text != "Sorry, I fumbled that." {
+		t.Errorf("reply = %q", r.Text)
+	}
+	if ran != 0 {
+		t.Errorf("the tool ran %d times on a non-object input", ran)
+	}
+	msgs := sent(t, e.lastRequest())
+	if len(msgs) != 3 {
+		t.Fatalf("the request after the tool round has %d messages, want 3", len(msgs))
+	}
+	var blocks []map[string]json.RawMessage
+	if err := json.Unmarshal(msgs[1].Content, &blocks); err != nil || len(blocks) != 2 {
+		t.Fatalf("assistant message %s (%v)", msgs[1].Content, err)
+	}
+	if use := blocks[1]; string(use["type"]) != `"tool_use"` || string(use["id"]) != `"toolu_list_input"` || string(use["name"]) != `"search"` || string(use["input"]) != `{}` {
+		t.Errorf("the tool_use block was sent back as %s, want its input {}", msgs[1].Content)
+	}
+	res := toolResults(t, msgs[2])
+	if len(res) != 1 || res[0].ToolUseID != "toolu_list_input" || !res[0].IsError || !strings.Contains(res[0].Content, "JSON object") {
+		t.Errorf("tool results = %+v, want an error for toolu_list_input", res)
+	}
+	h := e.history(erin)
+	if err := conversation.ValidateTurn(h); err != nil {
+		t.Errorf("stored turn: %v", err)
+	}
+	assertSameMessages(t, h[:3], msgs)
+	// The next message carries the turn, and the API accepts it.
+	e.mustHandle(erin, "again?")
+}
+
 func TestToolRoundLimit(t *testing.T) {
 	runs := 0
 	tool := funcTool{name: "search", run: func(context.Context, assistant.Call) (string, error) {

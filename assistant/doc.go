@@ -28,7 +28,9 @@
 // # Failures
 //
 // A tool that fails, panics, gets malformed input or does not exist gives
-// the model a tool_result with is_error set, and the loop goes on. When the
+// the model a tool_result with is_error set, and the loop goes on. A
+// tool_use whose input is not a JSON object is stored and sent back with
+// the input {}, since the API refuses any other in a request. When the
 // API fails, the person gets a short, kind reply and the log gets the
 // status, the request id and the error type; the API key is never logged,
 // and phones are logged masked.
