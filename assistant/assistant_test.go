@@ -51,8 +51,13 @@ func TestTextReply(t *testing.T) {
 		t.Fatalf("stored %d turns: %+v", len(turns), turns)
 	}
 	var u assistant.Usage
-	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.InputTokens == 0 || u.OutputTokens == 0 {
+	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.OutputTokens == 0 {
 		t.Errorf("stored usage = %s (%v)", turns[0].Extra["usage"], err)
+	}
+	// The first request reads nothing from the cache and, asking for
+	// caching, writes all of it.
+	if u.CacheCreationInputTokens < int64(len(req.Body)-8)/4 || u.CacheReadInputTokens != 0 {
+		t.Errorf("usage %+v of a first request of %d bytes: want it all written to the cache", u, len(req.Body))
 	}
 	if r.Usage != u {
 		t.Errorf("reply usage %+v, stored %+v", r.Usage, u)
@@ -87,8 +92,14 @@ func TestFollowUpSendsStoredBytes(t *testing.T) {
 	}
 
 	e.clock.Advance(2 * time.Minute)
-	if r := e.mustHandle(erin, "tell me more about number 2"); r.Text != "Soup it is." {
+	r := e.mustHandle(erin, "tell me more about number 2")
+	if r.Text != "Soup it is." {
 		t.Errorf("reply = %q", r.Text)
+	}
+	// The breakpoint at the end of the conversation let the whole first
+	// request be read from the cache.
+	if got, want := r.Usage.CacheReadInputTokens, int64(len(first.Body)-8)/4; got < want {
+		t.Errorf("the follow-up read %d tokens from the cache, want at least %d (the first request)", got, want)
 	}
 	second := e.lastRequest()
 	got := sent(t, second)
@@ -358,9 +369,14 @@ func TestExpiryAndIsolation(t *testing.T) {
 	e := newEnv(t, nil)
 	e.srv.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("ok") })
 	e.mustHandle(erin, "one")
-	e.mustHandle(jason, "two")
+	r := e.mustHandle(jason, "two")
 	if n := len(sent(t, e.lastRequest())); n != 1 {
 		t.Errorf("Jason's first message went out with %d messages", n)
+	}
+	// The tools and system prompt, cached for Erin, are read for Jason.
+	shared := bytes.Index(e.lastRequest().Body, []byte(`"messages":[`))
+	if got, want := r.Usage.CacheReadInputTokens, int64(shared-8)/4; got < want {
+		t.Errorf("Jason's first message read %d tokens from the cache, want at least %d (tools and system)", got, want)
 	}
 	e.clock.Advance(29 * time.Minute)
 	e.mustHandle(erin, "three")

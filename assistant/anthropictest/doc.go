@@ -19,6 +19,14 @@
 //
 // Responses are scripted with [Server.Enqueue] or computed by a
 // [Server.Respond] function; both can return errors such as 429, 500 or 529
-// with a request-id header. Every request is recorded, body bytes included,
+// with a request-id header. A response that scripts no usage gets an
+// estimate (4 bytes to a token) that models the prompt cache: a request
+// without cache_control reads and writes nothing; otherwise it reads the
+// longest prefix an earlier request wrote at one of its breakpoints (the
+// end of a block with cache_control, or the end of the last message for
+// the top-level cache_control) that it repeats byte for byte up to a
+// breakpoint of its own, and writes the rest up to its last breakpoint. A
+// dropped breakpoint or a prefix that changes from one request to the next
+// so shows in the usage. Every request is recorded, body bytes included,
 // so tests can assert on exactly what was sent ([Server.Requests]).
 package anthropictest
