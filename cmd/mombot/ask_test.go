@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,5 +140,40 @@ func TestChat(t *testing.T) {
 	}
 	if n := a.lastMessages(); n != 1 {
 		t.Errorf("after /clear the message carried %d messages", n)
+	}
+}
+
+// --from is normalised like WhatsApp's senders and the family's numbers, so
+// every way of writing Erin's number reaches her conversation and her name.
+func TestAskFromNormalised(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Corn ones."), anthropictest.Text("Flan."))
+	for i, from := range []string{"+1 (415) 555-1234", "14155551234", "+1 415.555.1234"} {
+		if _, _, err := a.run("ask", "--from", from, fmt.Sprintf("message %d", i)); err != nil {
+			t.Fatalf("--from %q: %v", from, err)
+		}
+		msgs := a.srv.Requests()[i].Params.Messages
+		if len(msgs) != 2*i+1 {
+			t.Errorf("--from %q sent %d messages, want %d: it did not continue Erin's conversation", from, len(msgs), 2*i+1)
+		}
+		if last := string(msgs[len(msgs)-1]); !strings.Contains(last, fmt.Sprintf("[From Erin]: message %d", i)) {
+			t.Errorf("--from %q sent %s, want Erin named", from, last)
+		}
+	}
+	a.stdin = "hi\n"
+	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
+	if out, _, err := a.run("chat", "--from", "1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
+		t.Fatalf("chat: %q, %v", out, err)
+	}
+	if n := a.lastMessages(); n != 7 {
+		t.Errorf("chat sent %d messages, want 7: it did not continue Erin's conversation", n)
+	}
+
+	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5"} {
+		_, _, err := a.run("ask", "--from", from, "hi")
+		var u usageError
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--from %q: %v, want a one-line usage error about --from", from, err)
+		}
 	}
 }
