@@ -156,8 +156,28 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	defer store.Close()
 	reply, err := a.Handle(ctx, in)
 	fmt.Fprintln(e.stdout, reply.Text)
-	if err != nil {
-		return fmt.Errorf("ask: %w", err)
+	return askError(ctx, err)
+}
+
+// Errors of ask once the message was handled. Handle has logged the detail
+// (an API error with its status and request id, a store error) and the
+// reply printed says what happened kindly, so main, which prints the error,
+// only adds one short line and exits 1.
+var (
+	errAskRefused     = errors.New("ask: message refused")
+	errAskFailed      = errors.New("ask: failed; the log above has the detail")
+	errAskInterrupted = errors.New("ask: interrupted")
+)
+
+// askError returns the short error standing for Handle's err.
+func askError(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errAskInterrupted
+	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge):
+		return errAskRefused
 	}
-	return nil
+	return errAskFailed
 }

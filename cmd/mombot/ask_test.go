@@ -119,9 +119,28 @@ func TestAskErrors(t *testing.T) {
 	busy := anthropictest.Overloaded()
 	busy.Header = http.Header{"Retry-After-Ms": {"1"}}
 	a.srv.Enqueue(busy, busy, busy)
-	out, _, err := a.run("ask", "--from", "+14155551234", "hi")
+	out, stderr, err := a.run("ask", "--from", "+14155551234", "hi")
 	if err == nil || !strings.HasPrefix(out, "Sorry") {
 		t.Errorf("API failure: %q, %v", out, err)
+	}
+	// The log has the detail once; main adds a short line, not the API
+	// error again, and exits 1.
+	var exit bytes.Buffer
+	if code := exitCode(err, &exit); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	stderr += exit.String()
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "req_fake_") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d lines of stderr report the API error, want 1:\n%s", n, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(exit.String()), "\n"); len(lines) != 1 || len(lines[0]) > 100 || strings.Contains(lines[0], "529") {
+		t.Errorf("main reports %q, want one short line without the API error", exit.String())
 	}
 }
 
