@@ -3,8 +3,6 @@ package anthropictest
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"slices"
 )
@@ -15,8 +13,9 @@ import (
 // breakpoints, and reads from the cache only a prefix that an earlier
 // request wrote at one of its breakpoints and that it repeats exactly, up
 // to one of its own. A request without cache_control reads and writes
-// nothing. It leaves out the minimum cacheable length, the 20-block
-// lookback and the time to live, which tests of a few messages never meet.
+// nothing. It leaves out the minimum cacheable length (the short prompts of
+// tests would never be cached), the 20-block lookback and the time to
+// live, which tests of a few messages within seconds never reach.
 
 // breakpoints returns the byte offsets of body where its cached prefixes
 // end, in increasing order: the end of every block that has a
@@ -36,8 +35,8 @@ func breakpoints(body []byte) []int {
 	ccPending := false // the previous token was a cache_control key
 	for {
 		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) || err != nil {
-			break // checkBody accepted the body, so this is its end
+		if err != nil {
+			break // io.EOF: checkBody accepted the body, so it is well formed
 		}
 		top := len(stack) - 1
 		if ccPending {
