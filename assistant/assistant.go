@@ -45,7 +45,8 @@ type Options struct {
 	MaxToolIterations int
 	// Family maps a phone number, as the messages come in
 	// ("+14155551234"), to the person it belongs to. Senders not in it
-	// are called by their masked number.
+	// are called by their masked number, and the system sender by
+	// SystemName.
 	Family map[string]Person
 	// Location is the time zone of senders whose Person has none; nil
 	// means UTC.
@@ -176,6 +177,9 @@ type Inbound struct {
 	// ImageType is the picture's media type ("image/jpeg"); empty means
 	// detect it from the bytes.
 	ImageType string
+	// Time is when the message was sent, written in front of it in the
+	// sender's time zone; the zero value means the time Handle is called.
+	Time time.Time
 }
 
 // Reply is the outcome of handling one message.
@@ -189,15 +193,28 @@ type Reply struct {
 	ToolRounds int
 }
 
-// person returns who sent a message from phone.
+// SystemName is what the system sender (conversation.SystemSender) is
+// called in its messages: "[From system]".
+const SystemName = "system"
+
+// person returns who sent a message from phone, as the message names them:
+// their configured name, SystemName for the system sender, or else their
+// masked number.
 func (a *Assistant) person(phone string) Person {
-	p, ok := a.family[phone]
-	if !ok {
-		p = Person{Name: conversation.MaskPhone(phone)}
-	}
-	if p.Name == "" {
+	p := a.configured(phone)
+	switch {
+	case phone == conversation.SystemSender:
+		p.Name = SystemName
+	case p.Name == "":
 		p.Name = conversation.MaskPhone(phone)
 	}
+	return p
+}
+
+// configured returns the family member with phone as configured, with
+// their time zone filled in; the Name is empty for anyone else.
+func (a *Assistant) configured(phone string) Person {
+	p := a.family[phone]
 	if p.Location == nil {
 		p.Location = a.loc
 	}
@@ -226,12 +243,14 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		log.Warn("assistant: refused message", "err", err)
 		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
 	}
-	user, refusal, err := a.userMessage(in, a.person(in.From), start)
+	mediaType, refusal, err := checkMessage(in)
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
 		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)
 	}
 
+	// The lock is taken before anything slow, such as encoding a photo,
+	// so that the sender's messages take it in the order they came.
 	system := in.From == conversation.SystemSender
 	if !system {
 		unlock, err := a.locker.Lock(ctx, in.From)
@@ -241,6 +260,11 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		}
 		defer unlock()
 	}
+	sentAt := in.Time
+	if sentAt.IsZero() {
+		sentAt = start
+	}
+	user := userMessage(in, mediaType, a.person(in.From), sentAt)
 
 	var history []conversation.Message
 	if !system {
@@ -257,7 +281,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.person(in.From), history: history, msgs: []conversation.Message{user}, log: log}
+	t := &turn{a: a, in: in, person: a.configured(in.From), history: history, msgs: []conversation.Message{user}, log: log}
 	reply, err := t.run(ctx)
 	log.Info("assistant: message handled",
 		"history_messages", len(history),

@@ -51,8 +51,13 @@ func TestTextReply(t *testing.T) {
 		t.Fatalf("stored %d turns: %+v", len(turns), turns)
 	}
 	var u assistant.Usage
-	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.InputTokens == 0 || u.OutputTokens == 0 {
+	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.OutputTokens == 0 {
 		t.Errorf("stored usage = %s (%v)", turns[0].Extra["usage"], err)
+	}
+	// The first request reads nothing from the cache and, asking for
+	// caching, writes all of it.
+	if u.CacheCreationInputTokens < int64(len(req.Body)-8)/4 || u.CacheReadInputTokens != 0 {
+		t.Errorf("usage %+v of a first request of %d bytes: want it all written to the cache", u, len(req.Body))
 	}
 	if r.Usage != u {
 		t.Errorf("reply usage %+v, stored %+v", r.Usage, u)
@@ -87,8 +92,14 @@ func TestFollowUpSendsStoredBytes(t *testing.T) {
 	}
 
 	e.clock.Advance(2 * time.Minute)
-	if r := e.mustHandle(erin, "tell me more about number 2"); r.Text != "Soup it is." {
+	r := e.mustHandle(erin, "tell me more about number 2")
+	if r.Text != "Soup it is." {
 		t.Errorf("reply = %q", r.Text)
+	}
+	// The breakpoint at the end of the conversation let the whole first
+	// request be read from the cache.
+	if got, want := r.Usage.CacheReadInputTokens, int64(len(first.Body)-8)/4; got < want {
+		t.Errorf("the follow-up read %d tokens from the cache, want at least %d (the first request)", got, want)
 	}
 	second := e.lastRequest()
 	got := sent(t, second)
@@ -181,6 +192,49 @@ func TestToolFailuresBecomeErrorResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A tool_use whose input is not a JSON object is not run, is answered with
+// an error, and is stored and sent back with the input {}: the API refuses
+// any other input in a request, so keeping it would make every later
+// message of the conversation fail.
+func TestToolUseInputNotAnObject(t *testing.T) {
+	ran := 0
+	tool := funcTool{name: "search", run: func(context.Context, assistant.Call) (string, error) {
+		ran++
+		return "found", nil
+	}}
+	e := newEnv(t, nil, tool)
+	bad := anthropictest.ToolUse("Searching.", anthropictest.Call{ID: "toolu_list_input", Name: "search", Input: []int{1}})
+	e.srv.Enqueue(bad, anthropictest.Text("Sorry, I fumbled that."), anthropictest.Text("Still here."))
+	if r := e.mustHandle(erin, "find tacos"); r.Text != "Sorry, I fumbled that." {
+		t.Errorf("reply = %q", r.Text)
+	}
+	if ran != 0 {
+		t.Errorf("the tool ran %d times on a non-object input", ran)
+	}
+	msgs := sent(t, e.lastRequest())
+	if len(msgs) != 3 {
+		t.Fatalf("the request after the tool round has %d messages, want 3", len(msgs))
+	}
+	var blocks []map[string]json.RawMessage
+	if err := json.Unmarshal(msgs[1].Content, &blocks); err != nil || len(blocks) != 2 {
+		t.Fatalf("assistant message %s (%v)", msgs[1].Content, err)
+	}
+	if use := blocks[1]; string(use["type"]) != `"tool_use"` || string(use["id"]) != `"toolu_list_input"` || string(use["name"]) != `"search"` || string(use["input"]) != `{}` {
+		t.Errorf("the tool_use block was sent back as %s, want its input {}", msgs[1].Content)
+	}
+	res := toolResults(t, msgs[2])
+	if len(res) != 1 || res[0].ToolUseID != "toolu_list_input" || !res[0].IsError || !strings.Contains(res[0].Content, "JSON object") {
+		t.Errorf("tool results = %+v, want an error for toolu_list_input", res)
+	}
+	h := e.history(erin)
+	if err := conversation.ValidateTurn(h); err != nil {
+		t.Errorf("stored turn: %v", err)
+	}
+	assertSameMessages(t, h[:3], msgs)
+	// The next message carries the turn, and the API accepts it.
+	e.mustHandle(erin, "again?")
 }
 
 func TestToolRoundLimit(t *testing.T) {
@@ -297,8 +351,13 @@ func TestSystemSender(t *testing.T) {
 	e.srv.Enqueue(anthropictest.Text("Reminder sent."), anthropictest.Text("Another."))
 	e.mustHandle(conversation.SystemSender, "daily reminder")
 	e.mustHandle(conversation.SystemSender, "daily reminder again")
-	if n := len(sent(t, e.lastRequest())); n != 1 {
+	msgs := sent(t, e.lastRequest())
+	if n := len(msgs); n != 1 {
 		t.Errorf("the system sender got history: %d messages", n)
+	}
+	// The sender is named, not masked like a stranger's number.
+	if got, want := string(msgs[0].Content), `"[Tue 24 Feb 2026 18:35 UTC] [From system]: daily reminder again"`; got != want {
+		t.Errorf("system message = %s, want %s", got, want)
 	}
 	sums, _ := e.mem.List(context.Background())
 	if len(sums) != 0 {
@@ -310,9 +369,14 @@ func TestExpiryAndIsolation(t *testing.T) {
 	e := newEnv(t, nil)
 	e.srv.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("ok") })
 	e.mustHandle(erin, "one")
-	e.mustHandle(jason, "two")
+	r := e.mustHandle(jason, "two")
 	if n := len(sent(t, e.lastRequest())); n != 1 {
 		t.Errorf("Jason's first message went out with %d messages", n)
+	}
+	// The tools and system prompt, cached for Erin, are read for Jason.
+	shared := bytes.Index(e.lastRequest().Body, []byte(`"messages":[`))
+	if got, want := r.Usage.CacheReadInputTokens, int64(shared-8)/4; got < want {
+		t.Errorf("Jason's first message read %d tokens from the cache, want at least %d (tools and system)", got, want)
 	}
 	e.clock.Advance(29 * time.Minute)
 	e.mustHandle(erin, "three")
@@ -326,12 +390,31 @@ func TestExpiryAndIsolation(t *testing.T) {
 	}
 }
 
+// A stranger is called by their masked number in the message, but tools
+// get the person as configured: no name, so that nothing records a masked
+// number as someone's name.
 func TestUnknownSender(t *testing.T) {
-	e := newEnv(t, nil)
-	e.srv.Enqueue(anthropictest.Text("Hello!"))
-	e.mustHandle("+447700900123", "hi")
+	var calls []assistant.Call
+	who := funcTool{name: "who", run: func(_ context.Context, c assistant.Call) (string, error) {
+		calls = append(calls, c)
+		return "noted", nil
+	}}
+	e := newEnv(t, nil, who)
+	e.srv.Enqueue(anthropictest.ToolUse("", anthropictest.Call{Name: "who"}), anthropictest.Text("Hello!"),
+		anthropictest.ToolUse("", anthropictest.Call{Name: "who"}), anthropictest.Text("Hello Erin!"))
+	e.mustHandle(stranger, "hi")
 	if got := string(sent(t, e.lastRequest())[0].Content); !strings.Contains(got, "[From +********0123]: hi") || !strings.Contains(got, "UTC") {
 		t.Errorf("message = %s", got)
+	}
+	e.mustHandle(erin, "hi")
+	if len(calls) != 2 {
+		t.Fatalf("%d tool calls, want 2", len(calls))
+	}
+	if p := calls[0].Person; p.Name != "" || p.Location != time.UTC || calls[0].Phone != stranger {
+		t.Errorf("the stranger's call has Person %+v, phone %q; want no name, UTC", p, calls[0].Phone)
+	}
+	if p := calls[1].Person; p.Name != "Erin" || p.Location != pacific {
+		t.Errorf("Erin's call has Person %+v", p)
 	}
 }
 
@@ -344,4 +427,24 @@ func TestEmptyMessage(t *testing.T) {
 	if len(e.srv.Requests()) != 0 {
 		t.Errorf("an empty message was sent")
 	}
+}
+
+// The time in front of a message is when it was sent, when the caller
+// knows it (a WhatsApp message handled late, a redelivery), in the
+// sender's time zone; without it, the time it is handled.
+func TestMessageTime(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(anthropictest.Text("Morning!"), anthropictest.Text("Evening!"))
+	sentAt := time.Date(2026, 2, 24, 16, 5, 0, 0, time.FixedZone("CET", 3600)) // 15:05 UTC, 07:05 in California
+	if _, err := e.a.Handle(context.Background(), assistant.Inbound{From: erin, Text: "good morning", Time: sentAt}); err != nil {
+		t.Fatal(err)
+	}
+	e.mustHandle(erin, "good evening")
+	msgs := sent(t, e.lastRequest())
+	want := []conversation.Message{
+		conversation.UserText("[Tue 24 Feb 2026 07:05 PST] [From Erin]: good morning"),
+		conversation.NewMessage(conversation.RoleAssistant, anthropictest.TextBlock("Morning!")),
+		conversation.UserText("[Tue 24 Feb 2026 10:35 PST] [From Erin]: good evening"),
+	}
+	assertSameMessages(t, msgs, want)
 }

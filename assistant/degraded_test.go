@@ -75,4 +75,5 @@ func TestStoreDownAnswersWithoutMemory(t *testing.T) {
 	if n := len(srv.Requests()[2].Params.Messages); n != 3 {
 		t.Fatalf("after the store came back the request has %d messages, want 3 (the first turn, then this one)", n)
 	}
+	checkLog(t, logs.String())
 }

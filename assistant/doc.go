@@ -28,7 +28,9 @@
 // # Failures
 //
 // A tool that fails, panics, gets malformed input or does not exist gives
-// the model a tool_result with is_error set, and the loop goes on. When the
+// the model a tool_result with is_error set, and the loop goes on. A
+// tool_use whose input is not a JSON object is stored and sent back with
+// the input {}, since the API refuses any other in a request. When the
 // API fails, the person gets a short, kind reply and the log gets the
 // status, the request id and the error type; the API key is never logged,
 // and phones are logged masked.
@@ -42,21 +44,12 @@
 // # Performance
 //
 // The original design allows memory to add 2 s to a message with 5 prior
-// turns. BenchmarkMemory measures what it adds besides the API call:
-// loading 5 turns (16 messages, a tool round in three of them), rendering
-// them into the request and saving the new turn. On a shared 2-core AMD
-// EPYC VM (linux/amd64, Go 1.26.8; go test -bench . -benchtime 2s -count 2):
-//
-//	store      time/op     bytes/op  allocs/op
-//	memstore   43-46 µs    20 KB     159
-//	jsonfile   0.94-1.2 ms 315 KB    390   (10 conversations; two fsyncs per save)
-//	sqlite     0.76-0.77 ms 77 KB    1010  (one fsync per save)
-//
-// The durable stores' cost is the fsync of the save; the in-memory work is
-// well under a millisecond. BenchmarkHandle runs whole messages through the
-// fake API on the loopback interface: 0.25 ms with no history (the system
-// sender) and 0.69 ms with 5 prior turns in memstore, a difference that
-// also counts the fake API decoding and validating 16 more messages.
+// turns. BenchmarkMemory measures what it adds besides the API call
+// (loading 5 turns, rendering them into the request, saving the new turn):
+// about 40 µs in memory, plus the fsync of the save with a durable store,
+// a few milliseconds. BenchmarkHandle runs whole messages through the fake
+// API. The figures, the machine and how to reproduce them are in
+// docs/benchmarks.md, section "Assistant".
 //
 // Package anthropictest is a fake Messages API that enforces the real API's
 // request rules; every test of this package runs against it.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +19,34 @@ import (
 )
 
 const (
-	erin  = "+14155551234"
-	jason = "+14155555678"
+	erin           = "+14155551234"
+	jason          = "+14155555678"
+	stranger       = "+447700900123" // not in the family
+	randomStranger = "+15551230000"  // not in the family, in TestRandomConversations
 )
+
+// testPhones are all the phones the tests use; none may be in a log.
+var testPhones = []string{erin, jason, stranger, randomStranger}
+
+// unmasked matches a phone number in a log: "+" and digits. Masked numbers
+// have their digits starred.
+var unmasked = regexp.MustCompile(`\+\d{5,}`)
+
+// checkLog fails t if log holds the API key or a phone number in clear.
+func checkLog(t testing.TB, log string) {
+	t.Helper()
+	if strings.Contains(log, anthropictest.APIKey) {
+		t.Errorf("the API key is in the log")
+	}
+	for _, p := range testPhones {
+		if strings.Contains(log, p) || strings.Contains(log, p[1:]) {
+			t.Errorf("the phone %s is in the log unmasked", conversation.MaskPhone(p))
+		}
+	}
+	if m := unmasked.FindString(log); m != "" {
+		t.Errorf("a phone number is in the log unmasked: %s", conversation.MaskPhone(m))
+	}
+}
 
 var pacific = mustLoad("America/Los_Angeles")
 
@@ -98,14 +124,7 @@ func newEnv(t testing.TB, opts *assistant.Options, tools ...assistant.Tool) *env
 		for _, r := range e.srv.Rejected() {
 			t.Errorf("the fake API rejected a request: %s", r)
 		}
-		if strings.Contains(e.logs.String(), anthropictest.APIKey) {
-			t.Errorf("the API key is in the log")
-		}
-		for _, p := range []string{erin, jason} {
-			if strings.Contains(e.logs.String(), p) {
-				t.Errorf("an unmasked phone is in the log")
-			}
-		}
+		checkLog(t, e.logs.String())
 	})
 	return e
 }

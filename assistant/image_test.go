@@ -3,6 +3,8 @@ package assistant_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
@@ -83,5 +85,44 @@ func TestImageAtLimit(t *testing.T) {
 	}
 	if !strings.Contains(string(e.history(erin)[0].Content), "(a photo)") {
 		t.Errorf("stored %s", e.history(erin)[0].Content)
+	}
+}
+
+// hookLocker is a LocalLocker that calls locked once a caller holds a lock.
+type hookLocker struct {
+	assistant.LocalLocker
+	locked func(key string)
+}
+
+func (l *hookLocker) Lock(ctx context.Context, key string) (func(), error) {
+	unlock, err := l.LocalLocker.Lock(ctx, key)
+	if err == nil {
+		l.locked(key)
+	}
+	return unlock, err
+}
+
+// A photo's message is built (its picture encoded, which takes a while for
+// a large one) only once the sender's lock is held, so a text sent just
+// after the photo cannot take the lock first and be answered before it.
+// The locker changes the picture's last byte when the lock is taken: the
+// request must carry the changed picture.
+func TestImageEncodedAfterLock(t *testing.T) {
+	img := append(pngBytes(t), make([]byte, 3)...) // trailing bytes do not change the type
+	locker := &hookLocker{locked: func(string) { img[len(img)-1] = 0xFF }}
+	e := newEnv(t, &assistant.Options{Locker: locker})
+	e.srv.Enqueue(anthropictest.Text("A red dot."))
+	if _, err := e.a.Handle(context.Background(), assistant.Inbound{From: erin, Text: "look", Image: img}); err != nil {
+		t.Fatal(err)
+	}
+	var blocks []struct {
+		Source struct{ Data string }
+	}
+	if err := json.Unmarshal(sent(t, e.lastRequest())[0].Content, &blocks); err != nil || len(blocks) != 2 {
+		t.Fatalf("sent %s (%v)", sent(t, e.lastRequest())[0].Content, err)
+	}
+	got, err := base64.StdEncoding.DecodeString(blocks[0].Source.Data)
+	if err != nil || !bytes.Equal(got, img) {
+		t.Errorf("the picture sent ends in %x, want %x: it was encoded before the lock was held", got[len(got)-3:], img[len(img)-3:])
 	}
 }

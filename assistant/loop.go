@@ -24,7 +24,7 @@ const saveTimeout = 10 * time.Second
 type turn struct {
 	a       *Assistant
 	in      Inbound
-	person  Person
+	person  Person // as configured, for the tools
 	history []conversation.Message
 	msgs    []conversation.Message // this turn's messages, from the user's
 	log     *slog.Logger
@@ -128,8 +128,10 @@ func toolResults(uses []toolUse, result func(toolUse) (string, bool)) conversati
 
 // assistantContent returns the content of a response as it will be sent
 // back and stored, and its tool calls. The blocks are kept byte for byte,
-// except text blocks with no visible text, which the API refuses in a
-// request; content left empty is returned as nil.
+// except what the API refuses in a request: text blocks with no visible
+// text are dropped, and a tool_use input that is not a JSON object is
+// replaced by {} (the call itself keeps it, so that it is refused with an
+// error result). Content left empty is returned as nil.
 func assistantContent(raw json.RawMessage) (json.RawMessage, []toolUse, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, nil
@@ -140,6 +142,7 @@ func assistantContent(raw json.RawMessage) (json.RawMessage, []toolUse, error) {
 	}
 	kept := blocks[:0:0]
 	var uses []toolUse
+	changed := false // a block was rewritten
 	for i, rb := range blocks {
 		b, err := conversation.ParseBlock(rb)
 		if err != nil {
@@ -154,17 +157,49 @@ func assistantContent(raw json.RawMessage) (json.RawMessage, []toolUse, error) {
 			if b.ID == "" || b.Name == "" {
 				return nil, nil, fmt.Errorf("content block %d: tool_use without id or name", i)
 			}
+			// The tool gets the input as given, and refuses it if it is
+			// not an object; the block is kept with the input {}, which
+			// the API accepts when the turn is sent again.
 			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: b.Input})
+			if !isObject(b.Input) {
+				if rb, err = withEmptyInput(rb); err != nil {
+					return nil, nil, fmt.Errorf("content block %d: %w", i, err)
+				}
+				changed = true
+			}
 		}
 		kept = append(kept, rb)
 	}
 	switch {
 	case len(kept) == 0:
 		return nil, uses, nil
-	case len(kept) == len(blocks):
+	case len(kept) == len(blocks) && !changed:
 		return raw, uses, nil
 	}
 	return conversation.NewMessage(conversation.RoleAssistant, kept...).Content, uses, nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(raw, &obj) == nil && obj != nil
+}
+
+// withEmptyInput returns the tool_use block raw with its input replaced by
+// {}, its other fields unchanged (the keys sorted).
+func withEmptyInput(raw json.RawMessage) (json.RawMessage, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	fields["input"] = json.RawMessage(`{}`)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(fields); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
 }
 
 // failed handles a failed API call: after at least one tool round the

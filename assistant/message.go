@@ -24,30 +24,42 @@ var ImageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
 // of their message: "Tue 24 Feb 2026 10:35 PST".
 const timeLayout = "Mon 2 Jan 2006 15:04 MST"
 
-// userMessage returns the Messages API user message for in, or the reply
-// and error refusing it. The text is "[local time] [From NAME]: text", so
-// that the time, which changes with every message, is in the new message
-// and never in the system prompt, which must not change.
-func (a *Assistant) userMessage(in Inbound, p Person, now time.Time) (conversation.Message, string, error) {
-	text := strings.TrimSpace(in.Text)
-	if text == "" && len(in.Image) == 0 {
-		return conversation.Message{}, ReplyEmpty, ErrEmptyMessage
+// checkMessage refuses what cannot be sent: a message with neither text
+// nor an image, or an image the API would reject. It returns the image's
+// media type, or the reply and error refusing the message. It is cheap,
+// so it runs before the sender's turn has come.
+func checkMessage(in Inbound) (mediaType, refusal string, err error) {
+	if strings.TrimSpace(in.Text) == "" && len(in.Image) == 0 {
+		return "", ReplyEmpty, ErrEmptyMessage
 	}
-	head := fmt.Sprintf("[%s] [From %s]:", now.In(p.Location).Format(timeLayout), p.Name)
 	if len(in.Image) == 0 {
-		return conversation.UserText(head + " " + text), "", nil
+		return "", "", nil
 	}
-	mediaType, err := imageType(in.Image, in.ImageType)
-	if err != nil {
-		return conversation.Message{}, ReplyImageType, err
+	if mediaType, err = imageType(in.Image, in.ImageType); err != nil {
+		return "", ReplyImageType, err
 	}
 	if n := base64.StdEncoding.EncodedLen(len(in.Image)); n > MaxImageBase64 {
-		return conversation.Message{}, ReplyImageTooBig, fmt.Errorf("%w: %d bytes of base64, the limit is %d", ErrImageTooLarge, n, MaxImageBase64)
+		return "", ReplyImageTooBig, fmt.Errorf("%w: %d bytes of base64, the limit is %d", ErrImageTooLarge, n, MaxImageBase64)
+	}
+	return mediaType, "", nil
+}
+
+// userMessage returns the Messages API user message for in, which
+// checkMessage accepted, with its image, if any, of mediaType. The text is
+// "[local time] [From NAME]: text", so that the time, which changes with
+// every message, is in the new message and never in the system prompt,
+// which must not change. Encoding a large image takes a while, so it is
+// done once the sender's turn has come, keeping their messages in order.
+func userMessage(in Inbound, mediaType string, p Person, sentAt time.Time) conversation.Message {
+	text := strings.TrimSpace(in.Text)
+	head := fmt.Sprintf("[%s] [From %s]:", sentAt.In(p.Location).Format(timeLayout), p.Name)
+	if len(in.Image) == 0 {
+		return conversation.UserText(head + " " + text)
 	}
 	if text == "" {
 		text = "(a photo)"
 	}
-	return conversation.NewMessage(conversation.RoleUser, imageBlock(mediaType, in.Image), conversation.TextBlock(head+" "+text)), "", nil
+	return conversation.NewMessage(conversation.RoleUser, imageBlock(mediaType, in.Image), conversation.TextBlock(head+" "+text))
 }
 
 // imageType returns the media type to send for img. The bytes decide when

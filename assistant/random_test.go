@@ -42,7 +42,11 @@ func TestRandomConversations(t *testing.T) {
 		case p < 45:
 			var calls []anthropictest.Call
 			for range 1 + rng.IntN(3) {
-				calls = append(calls, anthropictest.Call{Name: names[rng.IntN(len(names))], Input: map[string]any{"query": fmt.Sprint("q", rng.IntN(100))}})
+				var in any = map[string]any{"query": fmt.Sprint("q", rng.IntN(100))}
+				if rng.IntN(20) == 0 {
+					in = []int{1} // not an object: answered with an error, stored as {}
+				}
+				calls = append(calls, anthropictest.Call{Name: names[rng.IntN(len(names))], Input: in})
 			}
 			text := ""
 			if rng.IntN(2) == 0 {
@@ -62,8 +66,9 @@ func TestRandomConversations(t *testing.T) {
 		}
 	})
 
-	phones := []string{erin, jason, "+15551230000"}
+	phones := []string{erin, jason, randomStranger}
 	var prefix []byte
+	var expired, trimmed int // conversations that expired, turns the cap dropped
 	for i := range 300 {
 		phone := phones[rng.IntN(len(phones))]
 		switch p := rng.IntN(100); {
@@ -72,14 +77,26 @@ func TestRandomConversations(t *testing.T) {
 		case p < 60:
 			e.clock.Advance(time.Duration(rng.IntN(600)) * time.Second)
 		}
+		stored := e.turns(phone) // as the store has it, expired or not
 		history := e.history(phone)
+		if len(stored) > 0 && len(history) == 0 {
+			expired++
+			stored = nil
+		}
 		before := len(e.srv.Requests())
 		r, err := e.handle(phone, fmt.Sprintf("message %d", i))
 		if r.Text == "" {
 			t.Fatalf("message %d: empty reply (err %v)", i, err)
 		}
-		if len(e.turns(phone)) > 10 {
-			t.Fatalf("message %d: %d turns stored", i, len(e.turns(phone)))
+		after := e.turns(phone)
+		if len(after) > 10 {
+			t.Fatalf("message %d: %d turns stored", i, len(after))
+		}
+		if len(stored) == 10 && len(after) == 10 && !after[0].Messages[0].Equal(stored[0].Messages[0]) {
+			if !after[0].Messages[0].Equal(stored[1].Messages[0]) {
+				t.Fatalf("message %d: the cap dropped more than the oldest turn", i)
+			}
+			trimmed++
 		}
 		for _, req := range e.srv.Requests()[before:] {
 			body := req.Body
@@ -112,8 +129,9 @@ func TestRandomConversations(t *testing.T) {
 			capped++
 		}
 	}
-	t.Logf("%d requests: %d API errors, %d carrying tool errors, %d carrying a capped turn", len(e.srv.Requests()), apiErrors, toolErrors, capped)
-	if apiErrors == 0 || toolErrors == 0 || capped == 0 {
+	t.Logf("%d requests: %d API errors, %d carrying tool errors, %d carrying a capped turn; %d conversations expired, %d turns dropped by the cap",
+		len(e.srv.Requests()), apiErrors, toolErrors, capped, expired, trimmed)
+	if apiErrors == 0 || toolErrors == 0 || capped == 0 || expired == 0 || trimmed == 0 {
 		t.Errorf("the run did not reach every path")
 	}
 }

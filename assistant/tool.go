@@ -39,7 +39,9 @@ type Call struct {
 	// Phone is the sender's phone, for tools that keep per-person data.
 	// Tools must not log it unmasked.
 	Phone string
-	// Person is the sender, as configured; Name is empty for strangers.
+	// Person is the sender as configured in Options.Family, with their
+	// time zone filled in. Name is empty for senders outside the family
+	// (strangers and the system sender), never a masked number.
 	Person Person
 	// Input is the input the model gave, a JSON object.
 	Input json.RawMessage

@@ -13,12 +13,20 @@
 // required fields (model, max_tokens, messages), the first message's role,
 // empty content, empty or white-space text blocks, tool_use ids answered by
 // tool_result blocks in the very next message (and only those), unique
-// tool_use ids, tool definitions, base64 images (media type and the 5 MB
+// tool_use ids, a tool_use input that is a JSON object, tool definitions, base64 images (media type and the 5 MB
 // limit) and the limit of four cache_control breakpoints. A bug in the code
 // under test that the real API would reject so fails the test too.
 //
 // Responses are scripted with [Server.Enqueue] or computed by a
 // [Server.Respond] function; both can return errors such as 429, 500 or 529
-// with a request-id header. Every request is recorded, body bytes included,
+// with a request-id header. A response that scripts no usage gets an
+// estimate (4 bytes to a token) that models the prompt cache: a request
+// without cache_control reads and writes nothing; otherwise it reads the
+// longest prefix an earlier request wrote at one of its breakpoints (the
+// end of a block with cache_control, or the end of the last message for
+// the top-level cache_control) that it repeats byte for byte up to a
+// breakpoint of its own, and writes the rest up to its last breakpoint. A
+// dropped breakpoint or a prefix that changes from one request to the next
+// so shows in the usage. Every request is recorded, body bytes included,
 // so tests can assert on exactly what was sent ([Server.Requests]).
 package anthropictest

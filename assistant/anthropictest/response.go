@@ -16,8 +16,8 @@ type Response struct {
 	// StopReason is the message's stop_reason; empty means "tool_use" if
 	// Content has a tool_use block and "end_turn" otherwise.
 	StopReason string
-	// Usage is the message's usage; nil means the fake's estimate (see
-	// [Server]).
+	// Usage is the message's usage; nil means the fake's estimate, which
+	// models the prompt cache (see the package documentation).
 	Usage *Usage
 	// Error, when set, makes the response an API error.
 	Error *Error

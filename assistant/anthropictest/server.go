@@ -29,6 +29,8 @@ type Request struct {
 	// Rejection is the error message the fake answered with when the
 	// request broke one of the API's rules; it is empty otherwise.
 	Rejection string
+
+	breakpoints []int // where Body's cached prefixes end, if it was accepted
 }
 
 // Params are the fields of a Messages request that tests look at. The
@@ -160,6 +162,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, &rec, reqID, apiErr)
 		return
 	}
+	rec.breakpoints = breakpoints(body)
 
 	s.mu.Lock()
 	var resp Response
@@ -183,7 +186,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if resp.Usage == nil && resp.Error == nil {
-		u := s.defaultUsage(body)
+		u := s.defaultUsage(&rec)
 		resp.Usage = &u
 	}
 	status, out := resp.render(reqID, rec.Params.Model, s.messageID())
@@ -209,28 +212,15 @@ func (s *Server) reject(w http.ResponseWriter, rec *Request, reqID string, e *ap
 }
 
 // defaultUsage is the usage of a response that scripts none: the body's
-// length in bytes / 4 as tokens, of which the longest byte prefix shared
-// with one of the last 64 accepted requests counts as read from the cache,
-// so tests can see whether requests keep their prefix stable.
-func (s *Server) defaultUsage(body []byte) Usage {
+// length in bytes / 4 as tokens, split by the fake's model of the prompt
+// cache (see cache.go) against the last 64 accepted requests, so tests see
+// whether requests ask for caching and keep their cached prefix stable.
+func (s *Server) defaultUsage(rec *Request) Usage {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	shared := 0
-	for _, r := range s.requests[max(0, len(s.requests)-64):] {
-		if r.Rejection != "" {
-			continue
-		}
-		n := 0
-		for n < len(body) && n < len(r.Body) && body[n] == r.Body[n] {
-			n++
-		}
-		shared = max(shared, n)
-	}
-	return Usage{
-		InputTokens:          (len(body) - shared) / 4,
-		OutputTokens:         16,
-		CacheReadInputTokens: shared / 4,
-	}
+	earlier := s.requests[max(0, len(s.requests)-64):]
+	earlier = earlier[:len(earlier):len(earlier)]
+	s.mu.Unlock()
+	return cacheUsage(rec.Body, rec.breakpoints, earlier)
 }
 
 func (s *Server) record(r Request) {

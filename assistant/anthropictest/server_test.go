@@ -3,6 +3,7 @@ package anthropictest_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -110,6 +111,10 @@ func TestRules(t *testing.T) {
 		{"text before result", body(user, use1, `{"role":"user","content":[{"type":"text","text":"x"},{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`), "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},
 		{"unexpected result", body(user, use1, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"},{"type":"tool_result","tool_use_id":"toolu_9","content":"r"}]}`), "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_9. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},
 		{"duplicate tool id", body(user, use1, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`, use1), "messages.3.content.0: `tool_use` ids must be unique"},
+		{"tool_use input a list", body(user, `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"search","input":[1]}]}`, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`), "messages.1.content.0.tool_use.input: Input should be a valid dictionary"},
+		{"tool_use input a string", body(user, `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"search","input":"q"}]}`, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`), "messages.1.content.0.tool_use.input: Input should be a valid dictionary"},
+		{"tool_use input null", body(user, `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"search","input":null}]}`, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`), "messages.1.content.0.tool_use.input: Input should be a valid dictionary"},
+		{"tool_use without input", body(user, `{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"search"}]}`, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}`), "messages.1.content.0.tool_use.input: Field required"},
 		{"tool_use in user message", body(`{"role":"user","content":[{"type":"tool_use","id":"t","name":"n","input":{}}]}`), "messages.0.content.0.type: Input tag 'tool_use' found using 'type' does not match any of the expected tags: 'text', 'image', 'document', 'tool_result', 'search_result'"},
 		{"tools undefined", `{"model":"m","max_tokens":1,"messages":[` + user + `,` + use1 + `,{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]}]}`, "Requests which include `tool_use` or `tool_result` blocks must define tools."},
 		{"bad tool name", `{"model":"m","max_tokens":1,"tools":[{"name":"a b","input_schema":{"type":"object"}}],"messages":[` + user + `]}`, "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'"},
@@ -172,5 +177,86 @@ func TestScriptedResponses(t *testing.T) {
 	reqs := srv.Requests()
 	if len(reqs) != 3 || !bytes.Equal(reqs[0].Body, []byte(body(user))) || len(srv.Rejected()) != 0 {
 		t.Errorf("recorded %d requests, rejected %q", len(reqs), srv.Rejected())
+	}
+}
+
+// postUsage sends body and returns the usage of the fake's answer.
+func postUsage(t *testing.T, srv *anthropictest.Server, body string) anthropictest.Usage {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(body))
+	req.Header = headers()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m struct{ Usage anthropictest.Usage }
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("status %d, %v", resp.StatusCode, err)
+	}
+	return m.Usage
+}
+
+// The estimated usage follows the prompt cache: nothing is read or written
+// without cache_control, and a request reads what an earlier one wrote at
+// a breakpoint, if it repeats it byte for byte up to a breakpoint of its
+// own.
+func TestCacheUsage(t *testing.T) {
+	const (
+		system = `"system":[{"type":"text","text":"You are Mom Bot."%s}]`
+		cc     = `,"cache_control":{"type":"ephemeral"}`
+		first  = `{"role":"user","content":"what's for dinner?"}`
+		reply  = `{"role":"assistant","content":"Tacos."}`
+		second = `{"role":"user","content":"and dessert?"}`
+	)
+	req := func(top, sys string, msgs ...string) string {
+		return `{"model":"m","max_tokens":1` + top + `,` + fmt.Sprintf(system, sys) + `,"messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	// end returns the offset just after the last occurrence of part in body.
+	end := func(body, part string) int { return strings.LastIndex(body, part) + len(part) }
+	sysEnd := func(body string) int { return strings.Index(body, `}],"messages"`) + 1 }
+	tests := []struct {
+		name         string
+		before, body string
+		read         int // the bytes of body read from the cache
+	}{
+		{"no cache_control", req("", "", first), req("", "", first, reply, second), 0},
+		{"null cache_control", req(`,"cache_control":null`, "", first), req(`,"cache_control":null`, "", first, reply, second), 0},
+		{"automatic, follow-up", req(cc, "", first), req(cc, "", first, reply, second), end(req(cc, "", first), first)},
+		{"automatic, same request", req(cc, "", first), req(cc, "", first), end(req(cc, "", first), first)},
+		{"system, other message", req("", cc, first), req("", cc, second), sysEnd(req("", cc, second))},
+		{"both, other message", req(cc, cc, first), req(cc, cc, second), sysEnd(req(cc, cc, second))},
+		{"system changed", req(cc, cc, first), strings.Replace(req(cc, cc, first), "Mom Bot", "Dad Bot", 1), 0},
+		{"system only, follow-up", req("", cc, first), req("", cc, first, reply, second), sysEnd(req("", cc, first))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := anthropictest.NewServer(t)
+			srv.Enqueue(anthropictest.Text("ok"), anthropictest.Text("ok"))
+			postUsage(t, srv, tt.before)
+			got := postUsage(t, srv, tt.body)
+			// The last breakpoint is the end of the last message with the
+			// top-level cache_control, the end of the system block with
+			// its own, and nothing without either.
+			last := 0
+			switch {
+			case strings.Contains(tt.body, `"max_tokens":1`+cc):
+				last = strings.LastIndex(tt.body, "}]}") + 1
+			case strings.Contains(tt.body, `"You are Mom Bot."`+cc), strings.Contains(tt.body, `"You are Dad Bot."`+cc):
+				last = sysEnd(tt.body)
+			}
+			want := anthropictest.Usage{
+				InputTokens:              (len(tt.body) - last) / 4,
+				OutputTokens:             16,
+				CacheCreationInputTokens: (last - tt.read) / 4,
+				CacheReadInputTokens:     tt.read / 4,
+			}
+			if last == 0 {
+				want.CacheCreationInputTokens = 0
+			}
+			if got != want {
+				t.Errorf("usage = %+v, want %+v", got, want)
+			}
+		})
 	}
 }

@@ -368,6 +368,9 @@ func (c *checker) block(at string, b block) *apiError {
 		if b.Name == "" {
 			return invalid("%s.tool_use.name: Field required", at)
 		}
+		if b.Input == nil {
+			return invalid("%s.tool_use.input: Field required", at)
+		}
 		var in map[string]json.RawMessage
 		if json.Unmarshal(b.Input, &in) != nil || in == nil {
 			return invalid("%s.tool_use.input: Input should be a valid dictionary", at)

@@ -21,7 +21,7 @@ import (
 // Item is one entry of a list.
 type Item struct {
 	Text    string    `json:"text"`
-	AddedBy string    `json:"added_by,omitempty"`
+	AddedBy string    `json:"added_by,omitempty"` // the family member's name; empty for others
 	AddedAt time.Time `json:"added_at"`
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/whatsapp"
 )
 
 // assistantConfig is what the commands that talk to Claude share: the
@@ -37,14 +38,22 @@ func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
 
 // registerFrom adds --from, the sender of ask and chat.
 func (c *assistantConfig) registerFrom(fs *flag.FlagSet) {
-	fs.StringVar(&c.from, "from", "", "the sender's phone number, like +14155551234")
+	fs.StringVar(&c.from, "from", "", `the sender's phone number, like +14155551234, or "system"`)
 }
 
-// checkFrom reports a missing or malformed --from.
+// checkFrom reports a missing or malformed --from, and otherwise
+// normalises it the way WhatsApp's senders and the family's numbers are,
+// "+" and digits, so that "+1 (415) 555-1234" and 14155551234 reach the
+// same conversation as the WhatsApp messages from that number.
 func (c *assistantConfig) checkFrom() error {
-	if err := conversation.CheckPhone(c.from); err != nil {
+	if c.from == conversation.SystemSender {
+		return nil
+	}
+	norm := whatsapp.NormalizePhone(c.from)
+	if norm == "" || conversation.CheckPhone(norm) != nil {
 		return usagef("--from: give the sender's phone number, like +14155551234")
 	}
+	c.from = norm
 	return nil
 }
 
@@ -147,8 +156,28 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	defer store.Close()
 	reply, err := a.Handle(ctx, in)
 	fmt.Fprintln(e.stdout, reply.Text)
-	if err != nil {
-		return fmt.Errorf("ask: %w", err)
+	return askError(ctx, err)
+}
+
+// Errors of ask once the message was handled. Handle has logged the detail
+// (an API error with its status and request id, a store error) and the
+// reply printed says what happened kindly, so main, which prints the error,
+// only adds one short line and exits 1.
+var (
+	errAskRefused     = errors.New("ask: message refused")
+	errAskFailed      = errors.New("ask: failed; the log above has the detail")
+	errAskInterrupted = errors.New("ask: interrupted")
+)
+
+// askError returns the short error standing for Handle's err.
+func askError(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return errAskInterrupted
+	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge):
+		return errAskRefused
 	}
-	return nil
+	return errAskFailed
 }

@@ -312,7 +312,7 @@ func testAskSystemSender(t *testing.T, f *askFixture) {
 		if len(reqs) != 1 || reply == "" {
 			t.Fatalf("system message %d: reply %q after %d requests", i+1, reply, len(reqs))
 		}
-		if sent := sentMessages(reqs[0]); len(sent) != 1 || !strings.HasSuffix(sent[0], "]: "+text+`"}`) {
+		if sent := sentMessages(reqs[0]); len(sent) != 1 || !strings.HasSuffix(sent[0], "] [From system]: "+text+`"}`) {
 			t.Errorf("system message %d sent %d messages, want only itself:\n%s", i+1, len(sent), strings.Join(sent, "\n"))
 		}
 	}

@@ -3,13 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
 )
 
 // askEnv runs mombot ask and chat in-process against a fake Messages API,
@@ -117,9 +126,28 @@ func TestAskErrors(t *testing.T) {
 	busy := anthropictest.Overloaded()
 	busy.Header = http.Header{"Retry-After-Ms": {"1"}}
 	a.srv.Enqueue(busy, busy, busy)
-	out, _, err := a.run("ask", "--from", "+14155551234", "hi")
+	out, stderr, err := a.run("ask", "--from", "+14155551234", "hi")
 	if err == nil || !strings.HasPrefix(out, "Sorry") {
 		t.Errorf("API failure: %q, %v", out, err)
+	}
+	// The log has the detail once; main adds a short line, not the API
+	// error again, and exits 1.
+	var exit bytes.Buffer
+	if code := exitCode(err, &exit); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	stderr += exit.String()
+	n := 0
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "req_fake_") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d lines of stderr report the API error, want 1:\n%s", n, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(exit.String()), "\n"); len(lines) != 1 || len(lines[0]) > 100 || strings.Contains(lines[0], "529") {
+		t.Errorf("main reports %q, want one short line without the API error", exit.String())
 	}
 }
 
@@ -138,5 +166,104 @@ func TestChat(t *testing.T) {
 	}
 	if n := a.lastMessages(); n != 1 {
 		t.Errorf("after /clear the message carried %d messages", n)
+	}
+}
+
+// --from is normalised like WhatsApp's senders and the family's numbers, so
+// every way of writing Erin's number reaches her conversation and her name.
+func TestAskFromNormalised(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Corn ones."), anthropictest.Text("Flan."))
+	for i, from := range []string{"+1 (415) 555-1234", "14155551234", "+1 415.555.1234"} {
+		if _, _, err := a.run("ask", "--from", from, fmt.Sprintf("message %d", i)); err != nil {
+			t.Fatalf("--from %q: %v", from, err)
+		}
+		msgs := a.srv.Requests()[i].Params.Messages
+		if len(msgs) != 2*i+1 {
+			t.Errorf("--from %q sent %d messages, want %d: it did not continue Erin's conversation", from, len(msgs), 2*i+1)
+		}
+		if last := string(msgs[len(msgs)-1]); !strings.Contains(last, fmt.Sprintf("[From Erin]: message %d", i)) {
+			t.Errorf("--from %q sent %s, want Erin named", from, last)
+		}
+	}
+	a.stdin = "hi\n"
+	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
+	if out, _, err := a.run("chat", "--from", "1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
+		t.Fatalf("chat: %q, %v", out, err)
+	}
+	if n := a.lastMessages(); n != 7 {
+		t.Errorf("chat sent %d messages, want 7: it did not continue Erin's conversation", n)
+	}
+
+	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5"} {
+		_, _, err := a.run("ask", "--from", from, "hi")
+		var u usageError
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--from %q: %v, want a one-line usage error about --from", from, err)
+		}
+	}
+}
+
+// ask --image sends the picture as a base64 image block and stores the
+// placeholder; a file that is not a supported picture is refused with a
+// reply that says what to send instead, and nothing is sent or stored.
+func TestAskImage(t *testing.T) {
+	a := newAskEnv(t)
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, img); err != nil {
+		t.Fatal(err)
+	}
+	photo := filepath.Join(a.dir, "fridge.jpg") // named .jpg, a PNG inside
+	if err := os.WriteFile(photo, pic.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.srv.Enqueue(anthropictest.Text("An empty fridge."))
+	out, _, err := a.run("ask", "--from", "+14155551234", "--image", photo, "what can I cook?")
+	if err != nil || out != "An empty fridge.\n" {
+		t.Fatalf("ask --image: %q, %v", out, err)
+	}
+	var sent []struct {
+		Type   string
+		Source struct {
+			Type      string
+			MediaType string `json:"media_type"`
+			Data      string
+		}
+		Text string
+	}
+	msgs := a.srv.Requests()[0].Params.Messages
+	var m struct{ Content json.RawMessage }
+	if err := json.Unmarshal(msgs[0], &m); err != nil || json.Unmarshal(m.Content, &sent) != nil || len(sent) != 2 {
+		t.Fatalf("sent %s", msgs[0])
+	}
+	if sent[0].Type != "image" || sent[0].Source.Type != "base64" || sent[0].Source.MediaType != "image/png" || sent[0].Source.Data != base64.StdEncoding.EncodeToString(pic.Bytes()) {
+		t.Errorf("the image block sent is %+v, want the file in base64", sent[0])
+	}
+	if !strings.HasSuffix(sent[1].Text, "[From Erin]: what can I cook?") {
+		t.Errorf("the text block sent is %q", sent[1].Text)
+	}
+	stored, err := os.ReadFile(filepath.Join(a.dir, "conversations.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(stored), conversation.ImagePlaceholder) || strings.Contains(string(stored), sent[0].Source.Data) {
+		t.Errorf("stored %s, want the placeholder and not the picture", stored)
+	}
+
+	a = newAskEnv(t)
+	notes := filepath.Join(a.dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("milk, eggs, flour\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = a.run("ask", "--from", "+14155551234", "--image", notes, "what is this?")
+	if out != assistant.ReplyImageType+"\n" || !errors.Is(err, errAskRefused) {
+		t.Errorf("ask --image notes.txt: %q, %v; want %q and a refusal", out, err, assistant.ReplyImageType)
+	}
+	if n := len(a.srv.Requests()); n != 0 {
+		t.Errorf("%d requests were sent for a refused file", n)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a refused file left a conversations file (%v)", err)
 	}
 }
