@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -26,7 +27,8 @@ const (
 )
 
 // MaxTextLength is the Cloud API's limit on a text message's body, in
-// characters.
+// characters as clients count them: UTF-16 code units, in which a
+// character outside the Basic Multilingual Plane (most emoji) counts two.
 const MaxTextLength = 4096
 
 // Message is one text message the fake accepted.
@@ -250,7 +252,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID s
 		bad = "The parameter text['body'] is required."
 	case !utf8.ValidString(*req.Text.Body):
 		bad = "Param text['body'] must be a valid UTF-8 string."
-	case utf8.RuneCountInString(*req.Text.Body) > MaxTextLength:
+	case len(utf16.Encode([]rune(*req.Text.Body))) > MaxTextLength:
 		bad = fmt.Sprintf("Param text['body'] must be at most %d characters long.", MaxTextLength)
 	}
 	if bad != "" {

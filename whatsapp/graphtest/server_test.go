@@ -55,6 +55,8 @@ func TestSendRules(t *testing.T) {
 		{"no body", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{}}`, 400, "text['body'] is required"},
 		{"body too long", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("é", 4097) + `"}}`, 400, "at most 4096 characters"},
 		{"body at the limit", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("é", 4096) + `"}}`, 200, ""},
+		{"emoji count two", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("😀", 2048) + `x"}}`, 400, "at most 4096 characters"},
+		{"emoji at the limit", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("😀", 2048) + `"}}`, 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +84,7 @@ func TestSendRules(t *testing.T) {
 		})
 	}
 	sent := s.Sent()
-	if len(sent) != 2 || sent[0].To != "16505551234" || sent[0].Body != "hi" {
+	if len(sent) != 3 || sent[0].To != "16505551234" || sent[0].Body != "hi" {
 		t.Errorf("recorded %+v", sent)
 	}
 	if n := s.Attempts(); n != len(tests) {
