@@ -122,7 +122,7 @@ func joined(text []rune, i int) bool {
 	switch {
 	case unicode.Is(unicode.M, r),
 		r == '\u200d' || prev == '\u200d', // zero-width joiner
-		r >= '\ufe00' && r <= '\ufe0f', // variation selectors
+		r >= '\ufe00' && r <= '\ufe0f',    // variation selectors
 		r >= 0xe0100 && r <= 0xe01ef,
 		r >= 0x1f3fb && r <= 0x1f3ff, // skin tone modifiers
 		r >= 0xe0020 && r <= 0xe007f: // tags, as in the flag of Scotland
