@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -110,6 +111,46 @@ func TestFailNext(t *testing.T) {
 	sent, err := s.WaitSent(context.Background(), 1)
 	if err != nil || len(sent) != 1 {
 		t.Errorf("WaitSent = %v, %v", sent, err)
+	}
+}
+
+func TestFailNextWith(t *testing.T) {
+	s := graphtest.NewServer(t)
+	send := s.URL + "/" + graphtest.Version + "/" + graphtest.PhoneNumberID + "/messages"
+	body := `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"hi"}}`
+	s.FailNextWith(1, graphtest.Failure{Status: 400, Code: 131056, RetryAfter: 1500 * time.Millisecond})
+	s.FailNextWith(1, graphtest.Failure{Status: 503, Code: 133004})
+	s.FailNextWith(1, graphtest.Failure{Drop: true})
+
+	req, _ := http.NewRequest(http.MethodPost, send, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+graphtest.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(data), `"code":131056`) || !strings.Contains(string(data), "pair rate limit hit") {
+		t.Errorf("pair rate limit: %d %s", resp.StatusCode, data)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "2" {
+		t.Errorf("Retry-After %q, want 2 (whole seconds, rounded up)", got)
+	}
+	if code, got := call(t, http.MethodPost, send, graphtest.Token, body); code != 503 || !strings.Contains(got, `"code":133004`) {
+		t.Errorf("server unavailable: %d %s", code, got)
+	}
+	req, _ = http.NewRequest(http.MethodPost, send, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+graphtest.Token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a dropped connection answered %d", resp.StatusCode)
+	}
+	if code, got := call(t, http.MethodPost, send, graphtest.Token, body); code != 200 {
+		t.Errorf("after the failures: %d %s", code, got)
+	}
+	if n, sent := s.Attempts(), len(s.Sent()); n != 4 || sent != 1 {
+		t.Errorf("%d attempts, %d sent; want 4, 1", n, sent)
 	}
 }
 
