@@ -43,8 +43,8 @@ func TestValidSignature(t *testing.T) {
 
 // signatureCorpus is the seed corpus of FuzzValidSignature in
 // testdata/fuzz, built from the sample payloads: each signed with a
-// secret, and the first also with the mistakes a sender or an attacker
-// makes. Keys are file names.
+// secret, and the text message also with the mistakes a sender or an
+// attacker makes. Keys are file names.
 func signatureCorpus(t *testing.T) map[string]string {
 	t.Helper()
 	samples, err := filepath.Glob(filepath.Join("testdata", "*.json"))
@@ -56,7 +56,7 @@ func signatureCorpus(t *testing.T) map[string]string {
 	}
 	secret := []byte("meta-app-secret-4f1c")
 	corpus := map[string]string{}
-	for i, path := range samples {
+	for _, path := range samples {
 		body, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -64,7 +64,7 @@ func signatureCorpus(t *testing.T) map[string]string {
 		name := "sample_" + strings.TrimSuffix(filepath.Base(path), ".json")
 		good := whatsapp.Sign(secret, body)
 		corpus[name] = entry(secret, body, good)
-		if i > 0 {
+		if filepath.Base(path) != "text.json" {
 			continue
 		}
 		hexSum := strings.TrimPrefix(good, "sha256=")
