@@ -36,19 +36,41 @@ func (e *APIError) Error() string {
 }
 
 // Temporary reports whether the request may succeed if sent again: HTTP 429
-// and 5xx, and the Graph error codes documented as temporary (1 unknown,
-// 2 service, 4 and 17 too many calls, 341 application limit, 80007 and
-// 130429 rate limits).
+// and 5xx, and the Graph error codes documented as temporary: 1 (unknown,
+// possibly a server error), 2 (service temporarily unavailable), 4 and 17
+// (too many calls), 341 (application limit), 80007 and 130429 (rate and
+// throughput limits), 131000 (something went wrong), 131056 (too many
+// messages to one number in a short time: the pair rate limit) and 133004
+// (server temporarily unavailable). 131048, the spam rate limit, is not:
+// it follows the number's quality rating and does not lift in minutes.
 func (e *APIError) Temporary() bool {
 	if e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500 {
 		return true
 	}
 	switch e.Code {
-	case 1, 2, 4, 17, 341, 80007, 130429:
+	case 1, 2, 4, 17, 341, 80007, 130429, 131000, 131056, 133004:
 		return true
 	}
 	return false
 }
+
+// transportError is a request that got no answer: the connection failed,
+// was closed, or timed out.
+type transportError struct{ err error }
+
+func (e *transportError) Error() string { return "graph api: no answer: " + e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// Limits of the retries of one send.
+const (
+	// maxBackoff caps one wait between attempts.
+	maxBackoff = 30 * time.Second
+	// retryBudget caps the waits of one send, all together. With the
+	// defaults (6 attempts, 2s doubling) the backoff alone needs at most
+	// 2+4+8+16+30 s; a Retry-After that would overrun it ends the retries
+	// instead.
+	retryBudget = time.Minute
+)
 
 // client makes the few Graph API calls the server needs. The access token
 // goes only into the Authorization header, never into a URL, an error or a
@@ -62,11 +84,18 @@ type client struct {
 	maxAttempts   int
 	retryDelay    time.Duration
 	maxMedia      int64
+	// sleep waits d or until ctx is done; nil means a timer. Tests
+	// replace it so that they do not wait.
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// sendText sends body as one text message to the WhatsApp id to, retrying
-// temporary failures with exponential backoff and jitter (or the server's
-// Retry-After) up to maxAttempts times, as long as ctx allows.
+// sendText sends body as one text message to the WhatsApp id to. It
+// retries what may succeed later, a temporary Graph API error or a request
+// that got no answer at all, up to maxAttempts times, waiting with
+// exponential backoff and jitter, or as long as the server's Retry-After
+// asks, while ctx allows and the waits stay within retryBudget. A retry
+// after a timeout may deliver a message twice, if the first attempt did
+// arrive; a lost reply is the worse outcome.
 func (c *client) sendText(ctx context.Context, to, body string) error {
 	payload, err := json.Marshal(map[string]any{
 		"messaging_product": "whatsapp",
@@ -79,13 +108,13 @@ func (c *client) sendText(ctx context.Context, to, body string) error {
 		return err
 	}
 	endpoint := c.base + "/" + c.version + "/" + url.PathEscape(c.phoneNumberID) + "/messages"
+	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		wait, err := c.post(ctx, endpoint, payload)
 		if err == nil {
 			return nil
 		}
-		var apiErr *APIError
-		if !errors.As(err, &apiErr) || !apiErr.Temporary() || attempt >= c.maxAttempts {
+		if !retryable(ctx, err) || attempt >= c.maxAttempts {
 			if attempt > 1 {
 				return fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
@@ -94,13 +123,42 @@ func (c *client) sendText(ctx context.Context, to, body string) error {
 		if wait <= 0 {
 			wait = c.backoff(attempt)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%w (gave up waiting to retry: %v)", err, context.Cause(ctx))
-		case <-t.C:
+		if waited+wait > retryBudget {
+			return fmt.Errorf("after %d attempts: %w (gave up: a retry in %v would wait more than %v in all)", attempt, err, wait.Round(time.Second), retryBudget)
 		}
+		waited += wait
+		if werr := c.wait(ctx, wait); werr != nil {
+			return fmt.Errorf("%w (gave up waiting to retry: %v)", err, werr)
+		}
+	}
+}
+
+// retryable reports whether a failed send may be tried again.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false // our own deadline or shutdown, not the network
+	}
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Temporary()
+	}
+	var tErr *transportError
+	return errors.As(err, &tErr)
+}
+
+// wait sleeps d, or less if ctx ends first, in which case it returns the
+// context's cause.
+func (c *client) wait(ctx context.Context, d time.Duration) error {
+	if c.sleep != nil {
+		return c.sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
 	}
 }
 
@@ -115,34 +173,47 @@ func (c *client) post(ctx context.Context, endpoint string, payload []byte) (tim
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, stripURL(err)
+		return 0, &transportError{stripURL(err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return 0, nil
 	}
-	return retryAfter(resp.Header.Get("Retry-After")), readAPIError(resp)
+	return retryAfter(resp.Header.Get("Retry-After"), time.Now()), readAPIError(resp)
 }
 
 func (c *client) backoff(attempt int) time.Duration {
-	d := c.retryDelay << (attempt - 1)
-	if d <= 0 || d > 30*time.Second {
-		d = 30 * time.Second
+	d := c.retryDelay
+	for i := 1; i < attempt && d < maxBackoff; i++ {
+		d *= 2
+	}
+	if d <= 0 || d > maxBackoff {
+		d = maxBackoff
 	}
 	// Full jitter on the upper half, so that replicas retrying together
 	// spread out.
 	return d/2 + rand.N(d/2+1)
 }
 
-// retryAfter reads a Retry-After header given in seconds, capped at a
-// minute; other forms are ignored.
-func retryAfter(h string) time.Duration {
-	s, err := strconv.Atoi(strings.TrimSpace(h))
-	if err != nil || s <= 0 {
+// retryAfter reads a Retry-After header, given in seconds or as an HTTP
+// date (relative to now); it returns 0 when there is none or it is in the
+// past.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
 		return 0
 	}
-	return min(time.Duration(s)*time.Second, time.Minute)
+	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		return time.Duration(min(s, int64(24*time.Hour/time.Second))) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // readAPIError turns a non-2xx answer into an *APIError.

@@ -12,8 +12,8 @@ const (
 	DefaultAPIVersion    = "v21.0"
 	DefaultBaseURL       = "https://graph.facebook.com"
 	DefaultMaxAge        = 24 * time.Hour
-	DefaultMaxAttempts   = 4
-	DefaultRetryDelay    = 500 * time.Millisecond
+	DefaultMaxAttempts   = 6
+	DefaultRetryDelay    = 2 * time.Second
 	DefaultMaxMediaBytes = 16 << 20
 )
 

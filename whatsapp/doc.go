@@ -10,9 +10,12 @@
 // [DedupFile]), messages older than [Config.MaxAge] are skipped, and only
 // the family's phone numbers are answered. Text, photos (downloaded from
 // the Graph API), button and list replies go to a [Responder]; other kinds
-// of message get a short reply saying what the assistant can read. Replies
-// longer than WhatsApp's 4,096 characters are split on paragraph, line or
-// word boundaries, and sends that meet a 429 or a 5xx are retried with
+// of message get a short reply saying what the assistant can read. One
+// malformed message does not cost the others of its delivery their answer.
+// Replies longer than WhatsApp's 4,096 characters (UTF-16 code units, see
+// [TextLength]) are split on paragraph, line or word boundaries, and sends
+// that meet a temporary error (429, 5xx, a documented temporary Graph code
+// such as the pair rate limit) or get no answer at all are retried with
 // backoff.
 //
 // Three seams exist for running several replicas: [Dedup], [Locker] and

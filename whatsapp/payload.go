@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mombot/mombot/conversation"
 )
 
 // The webhook payload, as documented for the Cloud API's "messages" field:
@@ -40,14 +43,41 @@ type changeValue struct {
 	Metadata struct {
 		PhoneNumberID string `json:"phone_number_id"`
 	} `json:"metadata"`
-	Contacts []struct {
-		Profile struct {
-			Name string `json:"name"`
-		} `json:"profile"`
-		WaID string `json:"wa_id"`
-	} `json:"contacts"`
-	Messages []wireMessage     `json:"messages"`
+	// The arrays are decoded element by element, so that one element of
+	// an unexpected shape costs only itself: rejecting the whole delivery
+	// would leave its good messages unanswered while Meta redelivers it,
+	// to the same answer, for a week.
+	Contacts []json.RawMessage `json:"contacts"`
+	Messages []json.RawMessage `json:"messages"`
 	Statuses []json.RawMessage `json:"statuses"`
+}
+
+type contact struct {
+	Profile struct {
+		Name string `json:"name"`
+	} `json:"profile"`
+	WaID string `json:"wa_id"`
+}
+
+// wireStatus is an element of statuses[]: what became of a message the
+// server sent. Only a failure matters here, for the log: WhatsApp reports
+// most send failures (such as a reply outside the 24-hour window) only
+// this way, after the send itself was accepted.
+type wireStatus struct {
+	ID          string      `json:"id"`
+	Status      string      `json:"status"`
+	Timestamp   unixTime    `json:"timestamp"`
+	RecipientID string      `json:"recipient_id"`
+	Errors      []wireError `json:"errors"`
+}
+
+type wireError struct {
+	Code      int    `json:"code"`
+	Title     string `json:"title"`
+	Message   string `json:"message"`
+	ErrorData struct {
+		Details string `json:"details"`
+	} `json:"error_data"`
 }
 
 type wireMessage struct {
@@ -132,16 +162,59 @@ type event struct {
 type delivery struct {
 	Object   string
 	Events   []event
-	Statuses int // status updates, which are ignored
+	Statuses int // status updates, which are ignored but for failures
 	Skipped  int // changes of fields other than "messages"
+	// Malformed counts the elements of messages[] and statuses[] that
+	// could not be decoded; they are skipped and the rest is handled.
+	Malformed int
+	// Failed lists the status updates that report a message of ours as
+	// not delivered, in the order of the payload.
+	Failed []SendFailure
+}
+
+// SendFailure is a status update reporting that a message the server sent
+// was not delivered. WhatsApp accepts a send and reports many failures
+// only later, this way: a reply outside the 24-hour customer service
+// window (code 131047), to a number not on WhatsApp (131026), and so on.
+//
+// A SendFailure logs itself (it is a [slog.LogValuer]) with the recipient
+// masked.
+type SendFailure struct {
+	// RecipientID is the WhatsApp id (the phone number's digits) the
+	// message was sent to.
+	RecipientID string
+	// MessageID is the wamid of the message that failed.
+	MessageID string
+	// Time is when WhatsApp reported the failure; zero if it did not say.
+	Time time.Time
+	// Code and Title are the first error's code and title, such as 131047
+	// "Re-engagement message"; Details is its error_data.details, the
+	// explanation. Code is 0 when the update carried no error.
+	Code    int
+	Title   string
+	Details string
+}
+
+// LogValue implements slog.LogValuer; the recipient is masked.
+func (f SendFailure) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("to", conversation.MaskPhone(f.RecipientID)),
+		slog.String("id", f.MessageID),
+		slog.Int("code", f.Code),
+		slog.String("title", f.Title),
+		slog.String("details", f.Details),
+	)
 }
 
 // errMalformed is returned by parseDelivery for a body that is not a
 // webhook payload.
 var errMalformed = errors.New("malformed webhook payload")
 
-// parseDelivery decodes a webhook body. It never panics; a body that is not
-// JSON of the documented shape returns an error wrapping errMalformed.
+// parseDelivery decodes a webhook body. It never panics. A body that is
+// not JSON, or whose envelope (entries, changes and their value, and the
+// arrays in it) has the wrong shape, returns an error wrapping
+// errMalformed. An element of messages[] or statuses[] of the wrong shape
+// is only counted in Malformed and skipped.
 func parseDelivery(body []byte) (delivery, error) {
 	var n notification
 	if err := json.Unmarshal(body, &n); err != nil {
@@ -154,29 +227,70 @@ func parseDelivery(body []byte) (delivery, error) {
 				d.Skipped++
 				continue
 			}
-			v := c.Value
-			d.Statuses += len(v.Statuses)
-			for _, m := range v.Messages {
-				ev := event{
-					PhoneNumberID: v.Metadata.PhoneNumberID,
-					ID:            m.ID,
-					From:          NormalizePhone(m.From),
-					WaID:          m.From,
-					Time:          m.Timestamp.Time,
-					Type:          m.Type,
-				}
-				for _, ct := range v.Contacts {
-					if ct.WaID == m.From || len(v.Contacts) == 1 {
-						ev.ProfileName = ct.Profile.Name
-						break
-					}
-				}
-				classify(&ev, &m)
-				d.Events = append(d.Events, ev)
-			}
+			parseChange(&d, &c.Value)
 		}
 	}
 	return d, nil
+}
+
+// parseChange adds the messages and failures of one change to d.
+func parseChange(d *delivery, v *changeValue) {
+	var contacts []contact
+	for _, raw := range v.Contacts {
+		var ct contact
+		if json.Unmarshal(raw, &ct) == nil {
+			contacts = append(contacts, ct)
+		}
+	}
+	for _, raw := range v.Messages {
+		var m wireMessage
+		if err := json.Unmarshal(raw, &m); err != nil || isNull(raw) {
+			d.Malformed++
+			continue
+		}
+		ev := event{
+			PhoneNumberID: v.Metadata.PhoneNumberID,
+			ID:            m.ID,
+			From:          NormalizePhone(m.From),
+			WaID:          m.From,
+			Time:          m.Timestamp.Time,
+			Type:          m.Type,
+		}
+		for _, ct := range contacts {
+			if ct.WaID == m.From || len(contacts) == 1 {
+				ev.ProfileName = ct.Profile.Name
+				break
+			}
+		}
+		classify(&ev, &m)
+		d.Events = append(d.Events, ev)
+	}
+	d.Statuses += len(v.Statuses)
+	for _, raw := range v.Statuses {
+		var st wireStatus
+		if err := json.Unmarshal(raw, &st); err != nil || isNull(raw) {
+			d.Malformed++
+			continue
+		}
+		if st.Status != "failed" {
+			continue
+		}
+		f := SendFailure{RecipientID: st.RecipientID, MessageID: st.ID, Time: st.Timestamp.Time}
+		if len(st.Errors) > 0 {
+			e := st.Errors[0]
+			f.Code, f.Title, f.Details = e.Code, e.Title, e.ErrorData.Details
+			if f.Title == "" {
+				f.Title = e.Message
+			}
+		}
+		d.Failed = append(d.Failed, f)
+	}
+}
+
+// isNull reports whether raw is the JSON null, which decodes without error
+// into anything but is no message.
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
 }
 
 // classify sets the event's kind and text from the message's type.

@@ -1,9 +1,12 @@
 package whatsapp
 
 import (
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +37,7 @@ func TestParseDeliverySamples(t *testing.T) {
 		{file: "button.json", kind: kindText, text: "No"},
 		{file: "unsupported.json", kind: kindUnsupported},
 		{file: "statuses.json", statuses: 4},
+		{file: "status_failed.json", statuses: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -46,6 +50,9 @@ func TestParseDeliverySamples(t *testing.T) {
 			}
 			if d.Statuses != tt.statuses {
 				t.Errorf("statuses = %d, want %d", d.Statuses, tt.statuses)
+			}
+			if d.Malformed != 0 {
+				t.Errorf("%d elements of a documented sample counted as malformed", d.Malformed)
 			}
 			if tt.statuses > 0 {
 				if len(d.Events) != 0 {
@@ -115,9 +122,121 @@ func TestParseDeliveryKinds(t *testing.T) {
 }
 
 func TestParseDeliveryMalformed(t *testing.T) {
-	for _, body := range []string{``, `{`, `[]`, `"x"`, `{"entry":5}`, `{"entry":[{"changes":[{"value":{"messages":[{"timestamp":"soon"}]}}]}]}`} {
-		if _, err := parseDelivery([]byte(body)); err == nil {
-			t.Errorf("parseDelivery(%q) succeeded", body)
+	for _, body := range []string{
+		``, `{`, `[]`, `"x"`, `{"entry":5}`, `{"entry":[5]}`, `{"entry":[{"changes":{}}]}`,
+		`{"entry":[{"changes":[{"value":[]}]}]}`,
+		`{"entry":[{"changes":[{"value":{"messages":{}}}]}]}`,
+		`{"entry":[{"changes":[{"value":{"statuses":"sent"}}]}]}`,
+		`{"entry":[{"changes":[{"value":{"metadata":7}}]}]}`,
+	} {
+		if _, err := parseDelivery([]byte(body)); !errors.Is(err, errMalformed) {
+			t.Errorf("parseDelivery(%q) = %v, want errMalformed", body, err)
+		}
+	}
+}
+
+// One bad message must not cost the good ones their answer: a 400 would
+// make Meta redeliver the whole payload, to the same answer, for a week.
+func TestParseDeliverySkipsBadElements(t *testing.T) {
+	good := func(id, body string) string {
+		return `{"from":"16505551234","id":"` + id + `","timestamp":"1749416383","type":"text","text":{"body":"` + body + `"}}`
+	}
+	tests := []struct {
+		name      string
+		messages  string
+		statuses  string
+		want      []string // the ids of the messages returned
+		malformed int
+	}{
+		{"bad timestamp", good("wamid.A", "one") + `,{"from":"16505551234","id":"wamid.B","timestamp":"soon","type":"text"}`, ``, []string{"wamid.A"}, 1},
+		{"not an object", `5,` + good("wamid.A", "one") + `,"text",null,[]`, ``, []string{"wamid.A"}, 4},
+		{"wrong field types", `{"id":7,"from":"1","type":"text"},{"id":"wamid.B","text":"hi"},` + good("wamid.C", "three"), ``, []string{"wamid.C"}, 2},
+		{"bad ones between good ones", good("wamid.A", "one") + `,{"timestamp":-5},` + good("wamid.C", "three"), ``, []string{"wamid.A", "wamid.C"}, 1},
+		{"bad status", good("wamid.A", "one"), `{"id":"wamid.S","status":"failed","errors":"none"},{"id":"wamid.T","status":"read","timestamp":"1749416390","recipient_id":"16505551234"}`, []string{"wamid.A"}, 1},
+		{"bad contact", good("wamid.A", "one"), ``, []string{"wamid.A"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			contacts := `[{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234"}]`
+			if tt.name == "bad contact" {
+				contacts = `[7,{"profile":"x"},{"profile":{"name":"Sheena Nelson"},"wa_id":"16505551234"}]`
+			}
+			body := `{"object":"whatsapp_business_account","entry":[{"changes":[{"field":"messages","value":{"metadata":{"phone_number_id":"106540352242922"},"contacts":` + contacts + `,"messages":[` + tt.messages + `],"statuses":[` + tt.statuses + `]}}]}]}`
+			d, err := parseDelivery([]byte(body))
+			if err != nil {
+				t.Fatalf("parseDelivery: %v", err)
+			}
+			var ids []string
+			for _, ev := range d.Events {
+				ids = append(ids, ev.ID)
+				if ev.Kind != kindText || ev.From != "+16505551234" || ev.ProfileName != "Sheena Nelson" {
+					t.Errorf("message %s: kind %v, from %q, name %q", ev.ID, ev.Kind, ev.From, ev.ProfileName)
+				}
+			}
+			if !slices.Equal(ids, tt.want) {
+				t.Errorf("messages %q, want %q", ids, tt.want)
+			}
+			if d.Malformed != tt.malformed {
+				t.Errorf("malformed = %d, want %d", d.Malformed, tt.malformed)
+			}
+		})
+	}
+}
+
+func TestParseDeliveryFailedStatuses(t *testing.T) {
+	d, err := parseDelivery(readTestdata(t, "status_failed.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SendFailure{{
+		RecipientID: "16505551234",
+		MessageID:   "wamid.HBgLMTY1MDU1NTEyMzQVAgARGBI4QjJGNTVGMDQ5QTE1QTc2MDkA",
+		Time:        time.Unix(1750263773, 0).UTC(),
+		Code:        131047,
+		Title:       "Re-engagement message",
+		Details:     "Message failed to send because more than 24 hours have passed since the customer last replied to this number.",
+	}}
+	if !slices.Equal(d.Failed, want) {
+		t.Errorf("failed = %+v\nwant %+v", d.Failed, want)
+	}
+	if len(d.Events) != 0 {
+		t.Errorf("a status update gave %d messages", len(d.Events))
+	}
+
+	// Among sent, delivered and read updates only the failure counts.
+	d, err = parseDelivery(readTestdata(t, "statuses.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Failed) != 1 || d.Failed[0].Code != 131047 || d.Failed[0].RecipientID != "16505551234" {
+		t.Errorf("failed = %+v, want the one 131047", d.Failed)
+	}
+
+	// A failure without errors[] is still one; the title falls back to
+	// the message.
+	d, err = parseDelivery([]byte(`{"entry":[{"changes":[{"value":{"statuses":[` +
+		`{"id":"wamid.A","status":"failed","recipient_id":"15550001111"},` +
+		`{"id":"wamid.B","status":"failed","recipient_id":"15550001111","errors":[{"code":131026,"message":"Message undeliverable"}]}]}}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Failed) != 2 || d.Failed[0].Code != 0 || d.Failed[0].MessageID != "wamid.A" ||
+		d.Failed[1].Code != 131026 || d.Failed[1].Title != "Message undeliverable" {
+		t.Errorf("failed = %+v", d.Failed)
+	}
+}
+
+func TestSendFailureLogValueMasksTheRecipient(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	log.Warn("not delivered", "failure", SendFailure{RecipientID: "16505551234", MessageID: "wamid.A", Code: 131047, Title: "Re-engagement message"})
+	out := buf.String()
+	if strings.Contains(out, "6505551234") || !strings.Contains(out, "1234") {
+		t.Errorf("recipient not masked: %s", out)
+	}
+	for _, want := range []string{"failure.code=131047", "failure.id=wamid.A", `failure.title="Re-engagement message"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %s: %s", want, out)
 		}
 	}
 }
@@ -159,6 +278,7 @@ func FuzzParseDelivery(f *testing.F) {
 	for _, s := range []string{
 		``, `null`, `{}`, `{"entry":null}`, `{"entry":[{"changes":[{"value":{}}]}]}`,
 		`{"entry":[{"changes":[{"value":{"messages":[{"timestamp":"-1"}]}}]}]}`,
+		`{"entry":[{"changes":[{"value":{"messages":[5,null,{"id":"a","from":"1","type":"text","text":{"body":"x"}}],"statuses":[{"status":"failed","errors":[{}]},7]}}]}]}`,
 		`{"entry":[{"changes":[{"field":"messages","value":{"contacts":[{"wa_id":"1"},{"wa_id":"2"}],"messages":[{"from":"2","id":"a","type":"interactive","interactive":{"type":"list_reply","list_reply":null}}]}}]}]}`,
 	} {
 		f.Add([]byte(s))
@@ -166,10 +286,13 @@ func FuzzParseDelivery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		d, err := parseDelivery(body)
 		if err != nil {
-			if len(d.Events) != 0 {
+			if len(d.Events) != 0 || len(d.Failed) != 0 {
 				t.Fatal("messages returned with an error")
 			}
 			return
+		}
+		if len(d.Failed) > d.Statuses || d.Malformed < 0 {
+			t.Errorf("%d failures and %d malformed of %d statuses", len(d.Failed), d.Malformed, d.Statuses)
 		}
 		for _, ev := range d.Events {
 			if ev.From != "" && !phoneRE.MatchString(ev.From) {

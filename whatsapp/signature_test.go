@@ -1,6 +1,10 @@
 package whatsapp_test
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,6 +38,68 @@ func TestValidSignature(t *testing.T) {
 				t.Errorf("ValidSignature = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// signatureCorpus is the seed corpus of FuzzValidSignature in
+// testdata/fuzz, built from the sample payloads: each signed with a
+// secret, and the text message also with the mistakes a sender or an
+// attacker makes. Keys are file names.
+func signatureCorpus(t *testing.T) map[string]string {
+	t.Helper()
+	samples, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	if err != nil || len(samples) == 0 {
+		t.Fatalf("no sample payloads: %v", err)
+	}
+	entry := func(secret, body []byte, header string) string {
+		return fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n[]byte(%q)\nstring(%q)\n", secret, body, header)
+	}
+	secret := []byte("meta-app-secret-4f1c")
+	corpus := map[string]string{}
+	for _, path := range samples {
+		body, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "sample_" + strings.TrimSuffix(filepath.Base(path), ".json")
+		good := whatsapp.Sign(secret, body)
+		corpus[name] = entry(secret, body, good)
+		if filepath.Base(path) != "text.json" {
+			continue
+		}
+		hexSum := strings.TrimPrefix(good, "sha256=")
+		corpus[name+"_uppercase_hex"] = entry(secret, body, "sha256="+strings.ToUpper(hexSum))
+		corpus[name+"_sha1_prefix"] = entry(secret, body, "sha1="+hexSum)
+		corpus[name+"_no_prefix"] = entry(secret, body, hexSum)
+		corpus[name+"_truncated"] = entry(secret, body, good[:len(good)-2])
+		corpus[name+"_body_reformatted"] = entry(secret, bytes.TrimSpace(body), good)
+		corpus[name+"_other_secret"] = entry([]byte("another-secret"), body, good)
+		corpus[name+"_no_secret"] = entry(nil, body, whatsapp.Sign(nil, body))
+	}
+	return corpus
+}
+
+// TestFuzzValidSignatureCorpus checks that testdata/fuzz/FuzzValidSignature
+// is the corpus built from the sample payloads, so that it follows them;
+// MOMBOT_UPDATE_FUZZ_CORPUS=1 rewrites it.
+func TestFuzzValidSignatureCorpus(t *testing.T) {
+	dir := filepath.Join("testdata", "fuzz", "FuzzValidSignature")
+	want := signatureCorpus(t)
+	if os.Getenv("MOMBOT_UPDATE_FUZZ_CORPUS") == "1" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range want {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for name, data := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || string(got) != data {
+			t.Errorf("seed %s is missing or stale (run with MOMBOT_UPDATE_FUZZ_CORPUS=1): %v", name, err)
+		}
 	}
 }
 

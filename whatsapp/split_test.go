@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/mombot/mombot/whatsapp"
@@ -28,6 +29,14 @@ func TestSplit(t *testing.T) {
 		{"break right after the limit", "aaaa bbbb\ncccc", 9, []string{"aaaa bbbb", "cccc"}},
 		{"long word", "abcdefghijkl", 5, []string{"abcde", "fghij", "kl"}},
 		{"runes not bytes", "ééééé ééééé", 5, []string{"ééééé", "ééééé"}},
+		{"emoji count two", "😀😀😀 😀😀", 6, []string{"😀😀😀", "😀😀"}},
+		{"emoji not halved", "😀😀😀😀", 5, []string{"😀😀", "😀😀"}},
+		{"a character longer than max", "😀a", 1, []string{"😀", "a"}},
+		{"combining mark kept", "e\u0301e\u0301e\u0301", 3, []string{"e\u0301", "e\u0301", "e\u0301"}},
+		{"flags in pairs", "🇫🇷🇩🇪🇮🇹", 6, []string{"🇫🇷", "🇩🇪", "🇮🇹"}},
+		{"joiner sequence kept", "ab👩\u200d👩\u200d👧", 6, []string{"ab", "👩\u200d👩\u200d", "👧"}},
+		{"skin tone kept", "👍🏽👍🏽", 5, []string{"👍🏽", "👍🏽"}},
+		{"variation selector kept", "❤\ufe0f❤\ufe0f", 3, []string{"❤\ufe0f", "❤\ufe0f"}},
 		{"paragraph however early", "a\n\nbbbb cccc dddd", 12, []string{"a", "bbbb cccc", "dddd"}},
 		{"zero max means 4096", strings.Repeat("x", 4097), 0, []string{strings.Repeat("x", 4096), "x"}},
 	}
@@ -49,7 +58,7 @@ func TestSplitLongReply(t *testing.T) {
 		t.Fatalf("got %d parts", len(parts))
 	}
 	for i, p := range parts {
-		if n := utf8.RuneCountInString(p); n > whatsapp.MaxTextLength {
+		if n := whatsapp.TextLength(p); n > whatsapp.MaxTextLength {
 			t.Errorf("part %d has %d characters", i, n)
 		}
 		if !strings.HasSuffix(p, ".") {
@@ -58,35 +67,95 @@ func TestSplitLongReply(t *testing.T) {
 	}
 }
 
-// FuzzSplit checks that the parts fit, are not blank, and hold all of the
-// text's non-space characters, in order.
+func TestTextLength(t *testing.T) {
+	tests := map[string]int{
+		"":                0,
+		"hello":           5,
+		"é":               1,
+		"e\u0301":         2,
+		"😀":               2,
+		"👩\u200d👩\u200d👧": 8,
+		"\xff":            1, // sent as U+FFFD
+	}
+	for s, want := range tests {
+		if got := whatsapp.TextLength(s); got != want {
+			t.Errorf("TextLength(%q) = %d, want %d", s, got, want)
+		}
+		if got := len(utf16.Encode([]rune(s))); got != tests[s] {
+			t.Errorf("%q is %d UTF-16 units, the table says %d", s, got, want)
+		}
+	}
+}
+
+// FuzzSplit checks that the parts fit in max UTF-16 code units (but for a
+// part of one character, when max is 1); that they are the text's own
+// substrings, in order, with only white space between them; that a cut
+// inside a word comes only where the part before it has no white space;
+// and that such a cut separates a combining mark, joiner or variation
+// selector from its character only when that one cluster is longer than
+// max.
 func FuzzSplit(f *testing.F) {
 	f.Add("hello world\n\nsecond paragraph\nline", 7)
 	f.Add("ééé ééé", 2)
 	f.Add("\n\n\n", 1)
+	f.Add("😀😀😀 😀😀", 3)
+	f.Add("e\u0301e\u0301\u0302e\u0301 x", 3)
+	f.Add("🇫🇷🇩🇪🇮🇹🇪", 3)
+	f.Add("ab👩\u200d👩\u200d👧 c", 4)
 	f.Fuzz(func(t *testing.T, text string, max int) {
 		if max < 1 || max > 64 || !utf8.ValidString(text) {
 			return
 		}
 		parts := whatsapp.Split(text, max)
-		for _, p := range parts {
-			if utf8.RuneCountInString(p) > max {
-				t.Fatalf("part %q longer than %d", p, max)
+		pos, prevEnd := 0, -1
+		for k, p := range parts {
+			if !utf8.ValidString(p) {
+				t.Fatalf("part %q is not valid UTF-8", p)
+			}
+			if n := whatsapp.TextLength(p); n > max && utf8.RuneCountInString(p) > 1 {
+				t.Fatalf("part %q is %d long, more than %d", p, n, max)
 			}
 			if strings.TrimSpace(p) == "" {
 				t.Fatalf("blank part in %q", parts)
 			}
+			i := strings.Index(text[pos:], p)
+			if i < 0 {
+				t.Fatalf("part %q is not in what remains of the text after %q", p, parts[:k])
+			}
+			if gap := text[pos : pos+i]; strings.TrimSpace(gap) != "" {
+				t.Fatalf("text %q between parts was lost", gap)
+			}
+			start := pos + i
+			if k > 0 && start == prevEnd {
+				checkWordCut(t, parts[k-1], p)
+			}
+			pos = start + len(p)
+			prevEnd = pos
 		}
-		dropSpace := func(s string) string {
-			return strings.Map(func(r rune) rune {
-				if unicode.IsSpace(r) {
-					return -1
-				}
-				return r
-			}, s)
-		}
-		if got, want := dropSpace(strings.Join(parts, "")), dropSpace(text); got != want {
-			t.Fatalf("parts %q lost text of %q", parts, text)
+		if strings.TrimSpace(text[pos:]) != "" {
+			t.Fatalf("the end of the text, %q, was lost", text[pos:])
 		}
 	})
+}
+
+// checkWordCut checks a cut inside a word, between the parts prev and
+// next.
+func checkWordCut(t *testing.T, prev, next string) {
+	t.Helper()
+	if strings.IndexFunc(prev, unicode.IsSpace) >= 0 {
+		t.Fatalf("cut inside a word after %q, which had white space to cut at", prev)
+	}
+	last, _ := utf8.DecodeLastRuneInString(prev)
+	first, _ := utf8.DecodeRuneInString(next)
+	if !unicode.Is(unicode.M, first) && !unicode.Is(unicode.Variation_Selector, first) && first != '\u200d' && last != '\u200d' {
+		return
+	}
+	// The cut separates first from its character: only right when prev
+	// is that one cluster, too long to fit.
+	r := []rune(prev)
+	for i := 1; i < len(r); i++ {
+		if !whatsapp.Joined(r, i) {
+			t.Fatalf("%q cut from %q, which has an earlier place to cut before %q", next, prev, string(r[i:]))
+		}
+	}
 }

@@ -100,8 +100,14 @@ func loadConfig(path string) (*fileConfig, error) {
 	}
 	c.Family = family
 	if c.WhatsApp.MaxAge != "" {
-		if _, err := time.ParseDuration(c.WhatsApp.MaxAge); err != nil {
+		d, err := time.ParseDuration(c.WhatsApp.MaxAge)
+		if err != nil {
 			return nil, fmt.Errorf("config %s: whatsapp.max_age: %w", path, err)
+		}
+		// Zero would mean the default to the server, so "0" would
+		// quietly answer a day of backlog; make the mistake visible.
+		if d <= 0 {
+			return nil, fmt.Errorf("config %s: whatsapp.max_age must be a positive duration such as \"24h\", got %q", path, c.WhatsApp.MaxAge)
 		}
 	}
 	return &c, nil

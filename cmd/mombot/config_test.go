@@ -53,11 +53,17 @@ func TestLoadConfigErrors(t *testing.T) {
 		`{"timezone": "Mars/Olympus"}`:                                                  "timezone",
 		`{"famly": {}}`:                                                                 `unknown field "famly"`,
 		`{"whatsapp": {"max_age": "a day"}}`:                                            "max_age",
+		`{"whatsapp": {"max_age": "0"}}`:                                                `whatsapp.max_age must be a positive duration such as "24h", got "0"`,
+		`{"whatsapp": {"max_age": "0s"}}`:                                               "must be a positive duration",
+		`{"whatsapp": {"max_age": "-1h"}}`:                                              `got "-1h"`,
 		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    "cannot unmarshal",
 	}
 	for body, want := range tests {
-		if _, err := loadConfig(writeConfig(t, body)); err == nil || !strings.Contains(err.Error(), want) {
+		_, err := loadConfig(writeConfig(t, body))
+		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", body, err, want)
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: the error is not one line: %q", body, err)
 		}
 	}
 	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing.json")); err == nil {

@@ -11,7 +11,8 @@
 //
 // and is strict where the real API is: the bearer token, the API version in
 // the path, the phone number id, messaging_product, to, the text body and
-// its 4,096-character limit are checked, and a request the real API would
+// its 4,096-character limit (counted in UTF-16 code units, so an emoji
+// counts two) are checked, and a request the real API would
 // refuse is refused with the Graph API's error shape:
 //
 //	{"error": {"message": "...", "type": "OAuthException", "code": 100,
@@ -19,5 +20,7 @@
 //
 // Every accepted message is recorded ([Server.Sent], [Server.WaitSent]);
 // [Server.FailNext] makes the next sends fail with 429 or 5xx, as the real
-// API does under load.
+// API does under load, and [Server.FailNextWith] with a given Graph error
+// code (the pair rate limit 131056, say), a Retry-After header, or a
+// connection dropped without an answer.
 package graphtest

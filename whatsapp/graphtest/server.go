@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -26,7 +28,8 @@ const (
 )
 
 // MaxTextLength is the Cloud API's limit on a text message's body, in
-// characters.
+// characters as clients count them: UTF-16 code units, in which a
+// character outside the Basic Multilingual Plane (most emoji) counts two.
 const MaxTextLength = 4096
 
 // Message is one text message the fake accepted.
@@ -50,7 +53,7 @@ type Server struct {
 	mu       sync.Mutex
 	sent     []Message
 	attempts int
-	fail     []int
+	fail     []Failure
 	media    map[string]media
 	changed  chan struct{} // closed and replaced whenever sent grows
 	nextID   int
@@ -82,10 +85,38 @@ func (s *Server) AddMedia(id string, data []byte, mimeType string) {
 // the Graph error the real API gives with it: 429 is error 130429 "Rate
 // limit hit", 500 error 1, 503 error 2, anything else error 100.
 func (s *Server) FailNext(n, status int) {
+	s.FailNextWith(n, Failure{Status: status})
+}
+
+// Failure is how a send fails; see [Server.FailNextWith].
+type Failure struct {
+	// Status is the HTTP status of the answer.
+	Status int
+	// Code is the Graph error code. Zero means the one the real API gives
+	// with Status (see [Server.FailNext]); the codes below are answered
+	// with the real API's message for them, others with a generic one.
+	//
+	//	131000 Something went wrong (HTTP 500)
+	//	131026 Message undeliverable (400)
+	//	131047 Re-engagement message (400)
+	//	131048 Spam rate limit hit (400)
+	//	131056 (Business Account, Consumer Account) pair rate limit hit (400)
+	//	133004 Server temporarily unavailable (503)
+	Code int
+	// RetryAfter, when positive, is sent as a Retry-After header, in whole
+	// seconds (rounded up).
+	RetryAfter time.Duration
+	// Drop closes the connection without an answer, as a network failure
+	// or a timed-out proxy would; Status and the rest are then unused.
+	Drop bool
+}
+
+// FailNextWith makes the next n message sends fail as f says.
+func (s *Server) FailNextWith(n int, f Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for range n {
-		s.fail = append(s.fail, status)
+		s.fail = append(s.fail, f)
 	}
 }
 
@@ -211,16 +242,24 @@ type sendRequest struct {
 func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID string) {
 	s.mu.Lock()
 	s.attempts++
-	var status int
+	var fail *Failure
 	if len(s.fail) > 0 {
-		status, s.fail = s.fail[0], s.fail[1:]
+		f := s.fail[0]
+		fail, s.fail = &f, s.fail[1:]
 	}
 	s.mu.Unlock()
+	if fail != nil && fail.Drop {
+		drop(w)
+		return
+	}
 	if !s.authorized(w, r, version) {
 		return
 	}
-	if status != 0 {
-		writeError(w, status, injected(status))
+	if fail != nil {
+		if fail.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int((fail.RetryAfter+time.Second-1)/time.Second)))
+		}
+		writeError(w, fail.Status, injected(fail.Status, fail.Code))
 		return
 	}
 	if phoneID != PhoneNumberID {
@@ -250,7 +289,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID s
 		bad = "The parameter text['body'] is required."
 	case !utf8.ValidString(*req.Text.Body):
 		bad = "Param text['body'] must be a valid UTF-8 string."
-	case utf8.RuneCountInString(*req.Text.Body) > MaxTextLength:
+	case len(utf16.Encode([]rune(*req.Text.Body))) > MaxTextLength:
 		bad = fmt.Sprintf("Param text['body'] must be at most %d characters long.", MaxTextLength)
 	}
 	if bad != "" {
@@ -278,17 +317,53 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID s
 	})
 }
 
-func injected(status int) graphError {
+func injected(status, code int) graphError {
+	details := func(d string) json.RawMessage {
+		data, _ := json.Marshal(map[string]string{"messaging_product": "whatsapp", "details": d})
+		return data
+	}
+	switch code {
+	case 0:
+	case 131000:
+		return graphError{Message: "(#131000) Something went wrong", Type: "OAuthException", Code: code,
+			ErrorData: details("Message failed to send due to an unknown error.")}
+	case 131026:
+		return graphError{Message: "(#131026) Message undeliverable", Type: "OAuthException", Code: code,
+			ErrorData: details("Unable to deliver message.")}
+	case 131047:
+		return graphError{Message: "(#131047) Re-engagement message", Type: "OAuthException", Code: code,
+			ErrorData: details("Message failed to send because more than 24 hours have passed since the customer last replied to this number.")}
+	case 131048:
+		return graphError{Message: "(#131048) Spam rate limit hit", Type: "OAuthException", Code: code,
+			ErrorData: details("Message failed to send because there are restrictions on how many messages can be sent from this phone number.")}
+	case 131056:
+		return graphError{Message: "(#131056) (Business Account, Consumer Account) pair rate limit hit", Type: "OAuthException", Code: code,
+			ErrorData: details("Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.")}
+	case 133004:
+		return graphError{Message: "(#133004) Server temporarily unavailable", Type: "OAuthException", Code: code,
+			ErrorData: details("Server is temporarily unavailable.")}
+	default:
+		return graphError{Message: fmt.Sprintf("(#%d) graphtest: injected error", code), Type: "OAuthException", Code: code}
+	}
 	switch {
 	case status == http.StatusTooManyRequests:
 		return graphError{Message: "(#130429) Rate limit hit", Type: "OAuthException", Code: 130429,
-			ErrorData: json.RawMessage(`{"messaging_product":"whatsapp","details":"Cloud API message throughput has been reached."}`)}
+			ErrorData: details("Cloud API message throughput has been reached.")}
 	case status == http.StatusServiceUnavailable:
 		return graphError{Message: "An unexpected error has occurred. Please retry your request later.", Type: "OAuthException", Code: 2}
 	case status >= 500:
 		return graphError{Message: "An unknown error has occurred.", Type: "OAuthException", Code: 1}
 	}
 	return param("Invalid parameter")
+}
+
+// drop closes the request's connection without writing an answer.
+func drop(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // aborts the answer all the same
+	}
+	conn.Close()
 }
 
 func (s *Server) mediaURL(w http.ResponseWriter, r *http.Request, version, id string) {

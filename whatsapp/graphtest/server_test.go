@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -55,6 +56,8 @@ func TestSendRules(t *testing.T) {
 		{"no body", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{}}`, 400, "text['body'] is required"},
 		{"body too long", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("é", 4097) + `"}}`, 400, "at most 4096 characters"},
 		{"body at the limit", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("é", 4096) + `"}}`, 200, ""},
+		{"emoji count two", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("😀", 2048) + `x"}}`, 400, "at most 4096 characters"},
+		{"emoji at the limit", send, graphtest.Token, `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"` + strings.Repeat("😀", 2048) + `"}}`, 200, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,7 +85,7 @@ func TestSendRules(t *testing.T) {
 		})
 	}
 	sent := s.Sent()
-	if len(sent) != 2 || sent[0].To != "16505551234" || sent[0].Body != "hi" {
+	if len(sent) != 3 || sent[0].To != "16505551234" || sent[0].Body != "hi" {
 		t.Errorf("recorded %+v", sent)
 	}
 	if n := s.Attempts(); n != len(tests) {
@@ -108,6 +111,46 @@ func TestFailNext(t *testing.T) {
 	sent, err := s.WaitSent(context.Background(), 1)
 	if err != nil || len(sent) != 1 {
 		t.Errorf("WaitSent = %v, %v", sent, err)
+	}
+}
+
+func TestFailNextWith(t *testing.T) {
+	s := graphtest.NewServer(t)
+	send := s.URL + "/" + graphtest.Version + "/" + graphtest.PhoneNumberID + "/messages"
+	body := `{"messaging_product":"whatsapp","to":"1","type":"text","text":{"body":"hi"}}`
+	s.FailNextWith(1, graphtest.Failure{Status: 400, Code: 131056, RetryAfter: 1500 * time.Millisecond})
+	s.FailNextWith(1, graphtest.Failure{Status: 503, Code: 133004})
+	s.FailNextWith(1, graphtest.Failure{Drop: true})
+
+	req, _ := http.NewRequest(http.MethodPost, send, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+graphtest.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(data), `"code":131056`) || !strings.Contains(string(data), "pair rate limit hit") {
+		t.Errorf("pair rate limit: %d %s", resp.StatusCode, data)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "2" {
+		t.Errorf("Retry-After %q, want 2 (whole seconds, rounded up)", got)
+	}
+	if code, got := call(t, http.MethodPost, send, graphtest.Token, body); code != 503 || !strings.Contains(got, `"code":133004`) {
+		t.Errorf("server unavailable: %d %s", code, got)
+	}
+	req, _ = http.NewRequest(http.MethodPost, send, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+graphtest.Token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a dropped connection answered %d", resp.StatusCode)
+	}
+	if code, got := call(t, http.MethodPost, send, graphtest.Token, body); code != 200 {
+		t.Errorf("after the failures: %d %s", code, got)
+	}
+	if n, sent := s.Attempts(), len(s.Sent()); n != 4 || sent != 1 {
+		t.Errorf("%d attempts, %d sent; want 4, 1", n, sent)
 	}
 }
 
