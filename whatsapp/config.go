@@ -15,6 +15,7 @@ const (
 	DefaultMaxAttempts   = 6
 	DefaultRetryDelay    = 2 * time.Second
 	DefaultMaxMediaBytes = 16 << 20
+	DefaultResumeEvery   = time.Minute
 )
 
 // MaxBodyBytes is the largest webhook body the server reads; a larger one
@@ -123,15 +124,26 @@ type Config struct {
 	// Locker serialises each sender's messages across processes. Default:
 	// an in-process KeyMutex.
 	Locker Locker
-	// Queue, if set, holds each sender's messages until they are handled,
-	// shared by the processes that share it, so that replicas answer a
-	// sender's messages in the order delivered. Default: each process
-	// queues its deliveries in memory, in order within the process.
+	// Queue holds each sender's messages from the acknowledgement of their
+	// delivery until they are answered. Set a durable one, so that no
+	// acknowledged message is lost: OpenQueueFile for one process, a
+	// shared one (on Redis) for replicas, which then also answer a
+	// sender's messages in the order delivered. Default: a queue in memory,
+	// which is NOT durable: the messages acknowledged but not answered
+	// when the process dies, or when a shutdown runs out of time, are lost,
+	// and Meta does not deliver them again. Should Queue fail to take a
+	// message, the message is held in memory in the same way, and logged.
 	Queue Queue
+	// ResumeEvery is how often the server looks in the Queue for senders
+	// with messages nobody is answering (those a replica that died left);
+	// it also looks when it starts. Default DefaultResumeEvery.
+	ResumeEvery time.Duration
 	// Health, if set, reports on what the server depends on (the
 	// conversation store, say) for GET /healthz. An error there does not
 	// stop the server, which goes on answering without what failed, so
-	// /healthz still answers 200 but says "degraded" and why.
+	// /healthz still answers 200 but says "degraded". The error itself is
+	// logged, when it changes, and never shown on /healthz: it may name
+	// internal hosts.
 	Health func(ctx context.Context) error
 
 	// Logger receives the server's logs. Default slog.Default().

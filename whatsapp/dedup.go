@@ -18,16 +18,25 @@ import (
 // delivers a webhook again when it is unsure the first delivery arrived,
 // for up to seven days.
 //
-// Seen records id as handled at time at and reports whether this is the
-// first time: true means go ahead, false means the id was seen before and
-// the message must be skipped. Implementations must be safe for concurrent
-// use, and two concurrent calls with the same id must not both return true;
-// an implementation shared by several processes makes that hold across
-// them. On error, first is meaningless and the caller decides; the Server
-// logs the error and handles the message, preferring a rare second answer
-// to silence.
+// Handled reports whether id was recorded as handled. MarkHandled records
+// id as handled at time at; recording an id again is harmless. The Server
+// records a message only once its reply is sent (or it was deliberately
+// skipped), so that a process that dies while answering leaves it to be
+// answered again rather than skipped.
+//
+// Check and record are two steps, not one atomic check-and-set: the Server
+// calls them for one sender's messages one at a time, holding the sender's
+// [Locker] lock, and a message id always comes from the same sender, so two
+// handlers never race on one id. It also calls Handled, without the lock,
+// before queueing a delivery, to spare queueing a redelivery.
+//
+// Implementations must be safe for concurrent use; one shared by several
+// processes serves replicas. On error Handled's answer is meaningless: the
+// Server logs the error and answers the message, preferring a rare second
+// answer to silence.
 type Dedup interface {
-	Seen(ctx context.Context, id string, at time.Time) (first bool, err error)
+	Handled(ctx context.Context, id string) (bool, error)
+	MarkHandled(ctx context.Context, id string, at time.Time) error
 }
 
 // DedupTTL is how long a DedupFile remembers an id: Meta stops redelivering
@@ -45,6 +54,7 @@ const DedupTTL = 7 * 24 * time.Hour
 type DedupFile struct {
 	path string
 	ttl  time.Duration
+	now  func() time.Time
 
 	mu   sync.Mutex
 	seen map[string]time.Time
@@ -57,8 +67,7 @@ var _ Dedup = (*DedupFile)(nil)
 type DedupFileOptions struct {
 	// TTL is how long an id is remembered; zero means DedupTTL.
 	TTL time.Duration
-	// Now is the clock used to drop expired ids when opening; nil means
-	// time.Now.
+	// Now is the clock that expires ids; nil means time.Now.
 	Now func() time.Time
 	// Logger reports a damaged file; nil means slog.Default().
 	Logger *slog.Logger
@@ -86,7 +95,7 @@ func OpenDedupFile(path string, opts *DedupFileOptions) (*DedupFile, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	d := &DedupFile{path: path, ttl: o.TTL, seen: map[string]time.Time{}}
+	d := &DedupFile{path: path, ttl: o.TTL, now: o.Now, seen: map[string]time.Time{}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
@@ -116,17 +125,30 @@ func OpenDedupFile(path string, opts *DedupFileOptions) (*DedupFile, error) {
 // Path returns the file's path.
 func (d *DedupFile) Path() string { return d.path }
 
-// Seen implements [Dedup]. An id is remembered only once the file holding
-// it is on disk: if the write fails, Seen returns the error and forgets the
-// id again.
-func (d *DedupFile) Seen(ctx context.Context, id string, at time.Time) (bool, error) {
+// Handled implements [Dedup]: whether id was recorded less than the TTL
+// ago.
+func (d *DedupFile) Handled(ctx context.Context, id string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	at, ok := d.seen[id]
+	return ok && d.now().Sub(at) < d.ttl, nil
+}
+
+// MarkHandled implements [Dedup]. An id is remembered only once the file
+// holding it is on disk: if the write fails, MarkHandled returns the error
+// and forgets the id again. An id recorded already is left as it is,
+// without a write.
+func (d *DedupFile) MarkHandled(ctx context.Context, id string, at time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if prev, ok := d.seen[id]; ok && at.Sub(prev) < d.ttl {
-		return false, nil
+		return nil
 	}
 	cutoff := at.Add(-d.ttl)
 	for k, t := range d.seen {
@@ -141,7 +163,7 @@ func (d *DedupFile) Seen(ctx context.Context, id string, at time.Time) (bool, er
 	}
 	if err != nil {
 		delete(d.seen, id)
-		return false, fmt.Errorf("whatsapp: save dedup file: %w", err)
+		return fmt.Errorf("whatsapp: save dedup file: %w", err)
 	}
-	return true, nil
+	return nil
 }

@@ -2,6 +2,7 @@ package whatsapp_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -25,19 +26,43 @@ func openDedup(t *testing.T, path string, now time.Time) *whatsapp.DedupFile {
 	return d
 }
 
+// seen checks whether id was handled and, if not, records it at at, as the
+// Server does around answering; it reports whether id was new.
 func seen(t *testing.T, d whatsapp.Dedup, id string, at time.Time) bool {
 	t.Helper()
-	first, err := d.Seen(context.Background(), id, at)
+	done, err := d.Handled(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return first
+	if done {
+		return false
+	}
+	if err := d.MarkHandled(context.Background(), id, at); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+func handled(t *testing.T, d whatsapp.Dedup, id string) bool {
+	t.Helper()
+	done, err := d.Handled(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
 }
 
 func TestDedupFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "seen.json")
 	t0 := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
-	d := openDedup(t, path, t0)
+	now := t0
+	d, err := whatsapp.OpenDedupFile(path, &whatsapp.DedupFileOptions{Now: func() time.Time { return now }, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handled(t, d, "wamid.A") {
+		t.Fatal("an id never recorded is handled")
+	}
 	if !seen(t, d, "wamid.A", t0) {
 		t.Fatal("first sight of an id is not first")
 	}
@@ -73,7 +98,8 @@ func TestDedupFile(t *testing.T) {
 		}
 	})
 	t.Run("expires without reopening", func(t *testing.T) {
-		if !seen(t, d, "wamid.B", t0.Add(whatsapp.DedupTTL+time.Hour)) {
+		now = t0.Add(whatsapp.DedupTTL + time.Hour)
+		if !seen(t, d, "wamid.B", now) {
 			t.Error("an id seen more than 7 days ago is not first")
 		}
 	})
@@ -84,22 +110,26 @@ func TestDedupFile(t *testing.T) {
 }
 
 func TestDedupFileConcurrent(t *testing.T) {
-	d := openDedup(t, filepath.Join(t.TempDir(), "seen.json"), time.Now())
+	path := filepath.Join(t.TempDir(), "seen.json")
+	d := openDedup(t, path, time.Now())
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	firsts := 0
-	for range 8 {
+	for i := range 8 {
 		wg.Go(func() {
-			if seen(t, d, "wamid.same", time.Now()) {
-				mu.Lock()
-				firsts++
-				mu.Unlock()
+			id := fmt.Sprintf("wamid.%d", i%4)
+			if err := d.MarkHandled(context.Background(), id, time.Now()); err != nil {
+				t.Error(err)
+			}
+			if !handled(t, d, id) {
+				t.Errorf("%s not handled after MarkHandled", id)
 			}
 		})
 	}
 	wg.Wait()
-	if firsts != 1 {
-		t.Errorf("%d concurrent calls were first, want 1", firsts)
+	d = openDedup(t, path, time.Now())
+	for i := range 4 {
+		if id := fmt.Sprintf("wamid.%d", i); !handled(t, d, id) {
+			t.Errorf("%s recorded concurrently was not saved", id)
+		}
 	}
 }
 
@@ -122,8 +152,11 @@ func TestDedupFileDamaged(t *testing.T) {
 func TestDedupFileWriteFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing-dir", "seen.json")
 	d := openDedup(t, path, time.Now())
-	if _, err := d.Seen(context.Background(), "wamid.A", time.Now()); err == nil {
-		t.Fatal("Seen succeeded without being able to save")
+	if err := d.MarkHandled(context.Background(), "wamid.A", time.Now()); err == nil {
+		t.Fatal("MarkHandled succeeded without being able to save")
+	}
+	if handled(t, d, "wamid.A") {
+		t.Fatal("an id whose save failed is handled")
 	}
 	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)

@@ -22,17 +22,20 @@ type memDedup struct {
 	seen map[string]bool
 }
 
-func (d *memDedup) Seen(ctx context.Context, id string, at time.Time) (bool, error) {
+func (d *memDedup) Handled(ctx context.Context, id string) (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.seen[id], nil
+}
+
+func (d *memDedup) MarkHandled(ctx context.Context, id string, at time.Time) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.seen == nil {
 		d.seen = map[string]bool{}
 	}
-	if d.seen[id] {
-		return false, nil
-	}
 	d.seen[id] = true
-	return true, nil
+	return nil
 }
 
 const (
@@ -394,9 +397,25 @@ func TestHealthz(t *testing.T) {
 	if w.Code != http.StatusOK || w.Body.String() != "ok\n" {
 		t.Errorf("healthz: %d %q", w.Code, w.Body.String())
 	}
-	down = errors.New("memory: redis unreachable")
-	w = h.do(httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if w.Code != http.StatusOK || w.Body.String() != "degraded: memory: redis unreachable\n" {
-		t.Errorf("healthz with a failing dependency: %d %q, want 200 and degraded", w.Code, w.Body.String())
+	down = errors.New("memory: redis: dial tcp 10.0.3.7:6379: connection refused")
+	for range 2 {
+		w = h.do(httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		if body := w.Body.String(); w.Code != http.StatusOK || !strings.HasPrefix(body, "degraded") {
+			t.Errorf("healthz with a failing dependency: %d %q, want 200 and degraded", w.Code, body)
+		}
+		if body := w.Body.String(); strings.Contains(body, "10.0.3.7") || strings.Contains(body, "redis") {
+			t.Errorf("healthz shows the error's text to the public: %q", body)
+		}
+	}
+	// The detail is logged, once while it lasts.
+	if n := strings.Count(h.logs.String(), "10.0.3.7"); n != 1 {
+		t.Errorf("the failure was logged %d times, want once:\n%s", n, h.logs.String())
+	}
+	down = nil
+	if w = h.do(httptest.NewRequest(http.MethodGet, "/healthz", nil)); w.Body.String() != "ok\n" {
+		t.Errorf("healthz once the dependency is back: %q", w.Body.String())
+	}
+	if !strings.Contains(h.logs.String(), "health check passes again") {
+		t.Error("the recovery was not logged")
 	}
 }

@@ -15,7 +15,13 @@ import (
 // A server answering the family on WhatsApp: the wiring of a "serve"
 // command, with the secrets from the environment.
 func Example() {
-	dedup, err := whatsapp.OpenDedupFile("whatsapp-seen.json", nil)
+	dedup, err := whatsapp.OpenDedupFile("data/whatsapp-seen.json", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Messages acknowledged to Meta wait here until answered, through a
+	// crash or a restart.
+	inbox, err := whatsapp.OpenQueueFile("data/whatsapp-inbox.json", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -29,6 +35,7 @@ func Example() {
 			return "Hello " + msg.Name + ", you said: " + msg.Text, nil
 		}),
 		Dedup: dedup,
+		Queue: inbox,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -41,7 +48,7 @@ func Example() {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdownCtx) // stop taking requests
-		wa.Shutdown(shutdownCtx)  // then finish the messages in flight
+		wa.Shutdown(shutdownCtx)  // then finish the messages in flight; the rest stay queued
 	}()
 	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
 		log.Fatal(err)

@@ -74,8 +74,9 @@ func (r *recorder) inbound() []whatsapp.Inbound {
 }
 
 // harness is a Server wired to a fake Graph API, a recorder, a dedup file
-// in a temporary folder and a log buffer. At the end of the test it checks
-// that no secret reached the log.
+// and a queue file in a temporary folder (unless the test sets its own
+// Queue) and a log buffer. At the end of the test it checks that no secret
+// reached the log.
 type harness struct {
 	t         *testing.T
 	cfg       whatsapp.Config
@@ -84,6 +85,9 @@ type harness struct {
 	resp      *recorder
 	logs      *syncBuffer
 	dedupPath string
+	// queuePath is the QueueFile the Server uses; "" when the test set
+	// its own Queue (or none, for the Server's memory).
+	queuePath string
 	shut      bool
 }
 
@@ -96,6 +100,7 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 		logs:      &syncBuffer{},
 		dedupPath: filepath.Join(t.TempDir(), "whatsapp-seen.json"),
 	}
+	h.queuePath = filepath.Join(filepath.Dir(h.dedupPath), "whatsapp-inbox.json")
 	h.cfg = whatsapp.Config{
 		AccessToken:   graphtest.Token,
 		PhoneNumberID: graphtest.PhoneNumberID,
@@ -111,6 +116,9 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	}
 	for _, f := range configure {
 		f(&h.cfg)
+	}
+	if h.cfg.Queue != nil {
+		h.queuePath = ""
 	}
 	h.start()
 	t.Cleanup(func() {
@@ -128,7 +136,8 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	return h
 }
 
-// start opens the dedup file and starts a Server, as a process would.
+// start opens the dedup and queue files and starts a Server, as a process
+// would.
 func (h *harness) start() {
 	h.t.Helper()
 	d, err := whatsapp.OpenDedupFile(h.dedupPath, &whatsapp.DedupFileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
@@ -136,6 +145,13 @@ func (h *harness) start() {
 		h.t.Fatal(err)
 	}
 	h.cfg.Dedup = d
+	if h.queuePath != "" {
+		q, err := whatsapp.OpenQueueFile(h.queuePath, &whatsapp.QueueFileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.cfg.Queue = q
+	}
 	h.srv, err = whatsapp.New(h.cfg)
 	if err != nil {
 		h.t.Fatal(err)
@@ -144,7 +160,7 @@ func (h *harness) start() {
 }
 
 // restart shuts the Server down and starts a new one on the same dedup
-// file, fake Graph API and responder.
+// and queue files, fake Graph API and responder.
 func (h *harness) restart() {
 	h.t.Helper()
 	h.shutdown()

@@ -2,23 +2,35 @@ package whatsapp
 
 import (
 	"context"
+	"log/slog"
+	"runtime/debug"
 	"sync"
+
+	"github.com/mombot/mombot/conversation"
 )
 
 // Locker serialises the handling of one sender's messages. The Server
-// already keeps one queue per sender in each process; a Locker shared by
-// several processes (on Redis, for example) keeps a sender's messages one
-// at a time across replicas too.
+// already runs one drain of a sender's queue at a time in each process; a
+// Locker shared by several processes (on Redis, for example) keeps a
+// sender's messages one at a time across replicas too. Only the holder of
+// a key's lock peeks at and acks the key's [Queue].
 //
 // Lock blocks until the lock for key is held or ctx is done, in which case
-// it returns ctx's error. The returned unlock releases the lock and must be
-// called exactly once. Implementations must be safe for concurrent use.
+// it returns ctx's error and nothing is held. held is done once the lock is
+// no longer held: after unlock, or as soon as the implementation finds the
+// lock lost (a shared lock that expired, or passed to another, while its
+// holder could not renew it). The holder checks held before each step that
+// must be done under the lock, and stops when it is done; held does not end
+// with ctx. The returned unlock releases the lock; it must be called once,
+// and calling it again is harmless. Implementations must be safe for
+// concurrent use.
 type Locker interface {
-	Lock(ctx context.Context, key string) (unlock func(), err error)
+	Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error)
 }
 
 // KeyMutex is an in-process [Locker]: one mutex per key, created on demand
-// and dropped when nobody holds or waits for it. The zero value is ready.
+// and dropped when nobody holds or waits for it. Its locks are never lost:
+// held ends at unlock only. The zero value is ready.
 type KeyMutex struct {
 	mu    sync.Mutex
 	locks map[string]*keyLock
@@ -32,7 +44,7 @@ type keyLock struct {
 var _ Locker = (*KeyMutex)(nil)
 
 // Lock implements [Locker].
-func (m *KeyMutex) Lock(ctx context.Context, key string) (func(), error) {
+func (m *KeyMutex) Lock(ctx context.Context, key string) (context.Context, func(), error) {
 	m.mu.Lock()
 	if m.locks == nil {
 		m.locks = map[string]*keyLock{}
@@ -47,11 +59,12 @@ func (m *KeyMutex) Lock(ctx context.Context, key string) (func(), error) {
 
 	select {
 	case l.ch <- struct{}{}:
+		held, release := context.WithCancel(context.Background())
 		var once sync.Once
-		return func() { once.Do(func() { <-l.ch; m.release(key, l) }) }, nil
+		return held, func() { once.Do(func() { release(); <-l.ch; m.release(key, l) }) }, nil
 	case <-ctx.Done():
 		m.release(key, l)
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 }
 
@@ -63,66 +76,81 @@ func (m *KeyMutex) release(key string, l *keyLock) {
 	}
 }
 
-// queues runs jobs one at a time per key, in the order they were added,
-// with different keys in parallel: one goroutine per key that has work,
-// ending when its queue is empty.
-type queues struct {
-	run func(key string, job event)
+// drains runs run(key) in the background, one run per key at a time and
+// different keys in parallel. A request for a key whose run is under way
+// makes it run once more when it ends, so that what was queued meanwhile
+// does not wait for the next request. A panic in run is logged and ends
+// that run only.
+type drains struct {
+	run func(key string)
+	log *slog.Logger
 
 	mu     sync.Mutex
 	closed bool
-	byKey  map[string][]event
+	again  map[string]bool // keys being run; true if asked again meanwhile
 	wg     sync.WaitGroup
 }
 
-// add appends job to key's queue, starting its goroutine if needed. It
-// returns false, and does nothing, once close has been called.
-func (q *queues) add(key string, job event) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.closed {
+// add asks for a run of key. It returns false, and does nothing, once
+// close has been called.
+func (d *drains) add(key string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
 		return false
 	}
-	if q.byKey == nil {
-		q.byKey = map[string][]event{}
+	if d.again == nil {
+		d.again = map[string]bool{}
 	}
-	pending, busy := q.byKey[key]
-	q.byKey[key] = append(pending, job)
-	if !busy {
-		q.wg.Add(1)
-		go q.drain(key)
+	if _, running := d.again[key]; running {
+		d.again[key] = true
+		return true
 	}
+	d.again[key] = false
+	d.wg.Add(1)
+	go d.loop(key)
 	return true
 }
 
-func (q *queues) drain(key string) {
-	defer q.wg.Done()
+func (d *drains) loop(key string) {
+	defer d.wg.Done()
 	for {
-		q.mu.Lock()
-		pending := q.byKey[key]
-		if len(pending) == 0 {
-			delete(q.byKey, key)
-			q.mu.Unlock()
-			return
+		d.runSafely(key)
+		d.mu.Lock()
+		if d.again[key] {
+			d.again[key] = false
+			d.mu.Unlock()
+			continue
 		}
-		job := pending[0]
-		pending[0] = event{}
-		q.byKey[key] = pending[1:]
-		q.mu.Unlock()
-		q.run(key, job)
+		delete(d.again, key)
+		d.mu.Unlock()
+		return
 	}
 }
 
-// close stops accepting jobs; those already queued still run.
-func (q *queues) close() {
-	q.mu.Lock()
-	q.closed = true
-	q.mu.Unlock()
+// runSafely runs run(key), turning a panic into a log entry: one bad run
+// must not take the server, and every queued message, down with it.
+func (d *drains) runSafely(key string) {
+	defer func() {
+		if p := recover(); p != nil {
+			d.log.Error("whatsapp: panic while draining a sender's queue; what is queued stays for the next pass",
+				"from", conversation.MaskPhone(key), "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	d.run(key)
 }
 
-// done returns a channel closed when every queued job has run.
-func (q *queues) done() <-chan struct{} {
+// close stops accepting requests; runs under way, and those asked for
+// already, still happen.
+func (d *drains) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+}
+
+// done returns a channel closed when every run has ended.
+func (d *drains) done() <-chan struct{} {
 	ch := make(chan struct{})
-	go func() { q.wg.Wait(); close(ch) }()
+	go func() { d.wg.Wait(); close(ch) }()
 	return ch
 }

@@ -12,12 +12,15 @@ import (
 func TestKeyMutex(t *testing.T) {
 	var m whatsapp.KeyMutex
 	ctx := context.Background()
-	unlock, err := m.Lock(ctx, "+1")
+	held, unlock, err := m.Lock(ctx, "+1")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if held.Err() != nil {
+		t.Fatal("a KeyMutex lock is lost while held")
+	}
 	// Another key is free while +1 is held.
-	unlock2, err := m.Lock(ctx, "+2")
+	_, unlock2, err := m.Lock(ctx, "+2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,13 +29,13 @@ func TestKeyMutex(t *testing.T) {
 	// The same key waits, and gives up with its context.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := m.Lock(cctx, "+1"); !errors.Is(err, context.Canceled) {
+	if _, _, err := m.Lock(cctx, "+1"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock of a held key with a cancelled context = %v", err)
 	}
 
 	got := make(chan struct{})
 	go func() {
-		u, err := m.Lock(ctx, "+1")
+		_, u, err := m.Lock(ctx, "+1")
 		if err == nil {
 			u()
 		}
@@ -41,13 +44,16 @@ func TestKeyMutex(t *testing.T) {
 	unlock()
 	unlock() // a second unlock is harmless
 	<-got
+	if held.Err() == nil {
+		t.Error("held is not done after unlock")
+	}
 
 	// Many holders in turn: a counter without its own lock stays right.
 	var wg sync.WaitGroup
 	n := 0
 	for range 50 {
 		wg.Go(func() {
-			u, err := m.Lock(ctx, "+3")
+			_, u, err := m.Lock(ctx, "+3")
 			if err != nil {
 				t.Error(err)
 				return

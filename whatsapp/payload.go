@@ -152,10 +152,6 @@ type event struct {
 	Text          string
 	MediaID       string
 	MediaType     string
-
-	// drain marks the job that handles the sender's messages in the
-	// shared Queue; it is never part of a delivery.
-	drain bool
 }
 
 // delivery is what one webhook request carries.

@@ -1,101 +1,188 @@
 package whatsapp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
-
-	"github.com/mombot/mombot/conversation"
 )
 
-// Queue holds each sender's messages between their delivery and their
-// handling, where every process that shares it can take them: with one
-// Queue (on Redis, for example) behind several replicas, a sender's
-// messages are answered in the order they were delivered even when
-// consecutive ones reach different replicas, which a [Locker] alone does
-// not ensure (it keeps one message at a time, in no particular order).
+// Queue holds each sender's messages from the moment their delivery is
+// acknowledged to Meta until they are answered. Meta does not deliver a
+// webhook again once it was answered 200, so a message is acknowledged only
+// once Push has returned: a Queue that keeps its items through a crash
+// ([QueueFile] on disk, or a Redis queue) makes every acknowledged message
+// answered, after a restart if need be. One Queue shared by several
+// replicas also has a sender's messages answered in the order delivered
+// even when consecutive ones reach different replicas.
 //
-// Push appends item to the end of key's queue. Pop removes the item at the
-// head of key's queue and returns it; ok is false when the queue is empty.
+// A queue per key is first in, first out:
+//   - Push appends item to the end of key's queue, and returns nil only
+//     once it is kept.
+//   - Peek returns the item at the head of key's queue without removing
+//     it; ok is false when the queue is empty.
+//   - Ack removes the head of key's queue only if it is still equal, byte
+//     for byte, to item (the one peeked), and does nothing otherwise, so a
+//     repeated Ack, or one by a holder that lost its lock meanwhile,
+//     removes nothing but that item or an equal copy of it (the same
+//     message delivered twice).
+//   - Keys returns the keys whose queue holds items, so that a process
+//     starting after a crash finds what was left.
+//
 // Implementations must be safe for concurrent use, by every process that
-// shares them: each item is popped at most once, in the order pushed.
+// shares them. Anybody may Push; only the holder of key's [Locker] lock
+// peeks at and acks key's queue, which is what makes an item handled by
+// one holder at a time.
 type Queue interface {
 	Push(ctx context.Context, key string, item []byte) error
-	Pop(ctx context.Context, key string) (item []byte, ok bool, err error)
+	Peek(ctx context.Context, key string) (item []byte, ok bool, err error)
+	Ack(ctx context.Context, key string, item []byte) error
+	Keys(ctx context.Context) ([]string, error)
 }
 
-// queuePushTimeout bounds the push of a message to the shared Queue, which
-// happens before the webhook delivery is answered.
-const queuePushTimeout = 2 * time.Second
+// Timings of the calls to a Queue.
+const (
+	// queuePushTimeout bounds the push of a message, which happens before
+	// the webhook delivery is answered.
+	queuePushTimeout = 2 * time.Second
+	// handledCheckTimeout bounds the look-up, before a push, of whether a
+	// message was answered already.
+	handledCheckTimeout = time.Second
+	// queueCallTimeout bounds each Peek, Ack and Keys.
+	queueCallTimeout = 10 * time.Second
+	// queueAttempts is how many times a failed Peek or Ack is tried,
+	// waiting queueRetryDelay before the second try and twice as long
+	// before each next one.
+	queueAttempts   = 4
+	queueRetryDelay = 100 * time.Millisecond
+)
 
-// enqueue queues ev for handling, and reports false when the server is
-// shutting down. With a shared Queue the event goes there and the sender's
-// local queue gets a job to drain it; should the shared Queue fail, the
-// event is queued locally, in order within this process only.
-func (s *Server) enqueue(ctx context.Context, ev event) bool {
-	if s.cfg.Queue == nil || s.closing.Load() {
-		return s.queues.add(ev.From, ev)
+// memoryQueue is a [Queue] in the process's memory: what it holds is lost
+// with the process. The Server uses it when Config.Queue is nil, and for
+// the messages the configured Queue fails to take.
+type memoryQueue struct {
+	mu    sync.Mutex
+	items map[string][][]byte
+}
+
+var _ Queue = (*memoryQueue)(nil)
+
+func (q *memoryQueue) Push(_ context.Context, key string, item []byte) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.items == nil {
+		q.items = map[string][][]byte{}
 	}
+	q.items[key] = append(q.items[key], bytes.Clone(item))
+	return nil
+}
+
+func (q *memoryQueue) Peek(_ context.Context, key string) ([]byte, bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.items[key]) == 0 {
+		return nil, false, nil
+	}
+	return bytes.Clone(q.items[key][0]), true, nil
+}
+
+func (q *memoryQueue) Ack(_ context.Context, key string, item []byte) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if items := q.items[key]; len(items) > 0 && bytes.Equal(items[0], item) {
+		if len(items) == 1 {
+			delete(q.items, key)
+		} else {
+			q.items[key] = items[1:]
+		}
+	}
+	return nil
+}
+
+func (q *memoryQueue) Keys(context.Context) ([]string, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	keys := make([]string, 0, len(q.items))
+	for k := range q.items {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// len returns the number of items held.
+func (q *memoryQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, items := range q.items {
+		n += len(items)
+	}
+	return n
+}
+
+// enqueue keeps ev for handling and asks for a drain of its sender's
+// queue. It reports false when the message is not kept, so that Meta must
+// deliver it again: the server is shutting down and could only have held it
+// in memory.
+//
+// The message goes to the configured Queue; should that fail, it is held in
+// memory, where it is answered all the same unless the process stops first:
+// a delivery that cannot be kept durably is answered rather than refused,
+// since a refused one may wait hours for Meta's next attempt.
+func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
 	item, err := json.Marshal(ev)
-	if err == nil {
+	if err != nil { // cannot happen: an event is strings and numbers
+		log.Error("whatsapp: message cannot be queued", "err", err)
+		return true
+	}
+	durable := false
+	if s.queue != Queue(s.mem) {
 		// Meta waits for the answer to the delivery: a Queue that hangs
 		// must not hold it up for long.
-		ctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
-		err = s.cfg.Queue.Push(ctx, ev.From, item)
+		pctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
+		err = s.queue.Push(pctx, ev.From, item)
 		cancel()
+		if err == nil {
+			durable = true
+		} else {
+			log.Error("whatsapp: queue failed; the message is held in this process's memory only until it is answered", "err", err)
+		}
 	}
-	if err != nil {
-		s.log.Error("whatsapp: shared queue failed; queueing the message in this process", "id", ev.ID, "from", conversation.MaskPhone(ev.From), "err", err)
-		return s.queues.add(ev.From, ev)
+	if !durable {
+		s.mem.Push(ctx, ev.From, item)
 	}
-	return s.queues.add(ev.From, event{From: ev.From, drain: true})
+	if !s.drains.add(ev.From) {
+		// Shutting down: a durable message waits for the next start; one
+		// in memory would be lost, so Meta must deliver it again.
+		return durable
+	}
+	return true
 }
 
-// drain handles the messages in from's shared queue, holding the sender's
-// lock, until the queue is empty. Another process may have drained it
-// already; then there is nothing to do.
-func (s *Server) drain(from string) {
-	ctx := s.ctx
-	log := s.log.With("from", conversation.MaskPhone(from))
-	unlock, ok := s.lock(ctx, log, from)
-	if !ok {
-		return
+// queues returns the queues a sender's messages may be in, in the order
+// they are drained: the messages held in memory because the configured
+// Queue failed, then the configured Queue.
+func (s *Server) queues() []Queue {
+	if s.queue == Queue(s.mem) {
+		return []Queue{s.mem}
 	}
-	defer unlock()
-	for ctx.Err() == nil {
-		item, ok, err := s.cfg.Queue.Pop(ctx, from)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Error("whatsapp: shared queue failed; the sender's queued messages wait for the next delivery", "err", err)
-			}
-			return
-		}
-		if !ok {
-			return
-		}
-		var ev event
-		if err := json.Unmarshal(item, &ev); err != nil || ev.From != from {
-			log.Error("whatsapp: unreadable message in the shared queue dropped", "err", fmt.Errorf("%v (from %s)", err, conversation.MaskPhone(ev.From)))
-			continue
-		}
-		s.process(ctx, s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(from)), ev)
-	}
+	return []Queue{s.mem, s.queue}
 }
 
-// lock takes the sender's lock. It reports false when the server is
-// shutting down; when the Locker fails otherwise it logs the error and goes
-// on without the lock, since answering out of order beats not answering.
-func (s *Server) lock(ctx context.Context, log *slog.Logger, from string) (unlock func(), ok bool) {
-	unlock, err := s.cfg.Locker.Lock(ctx, from)
+// handledBefore reports whether ev was answered already, according to the
+// Dedup. It is a shortcut that spares queueing a redelivery; the drain
+// checks again, so an error or a slow Dedup just means no.
+func (s *Server) handledBefore(ctx context.Context, log *slog.Logger, ev event) bool {
+	ctx, cancel := context.WithTimeout(ctx, handledCheckTimeout)
+	defer cancel()
+	done, err := s.cfg.Dedup.Handled(ctx, ev.ID)
 	if err != nil {
-		if ctx.Err() != nil {
-			log.Warn("whatsapp: message not answered: shutting down")
-			return nil, false
-		}
-		log.Error("whatsapp: sender lock failed; answering without it", "err", err)
-		return func() {}, true
+		log.Warn("whatsapp: dedup failed; queueing the message", "err", err)
+		return false
 	}
-	return unlock, true
+	return done
 }

@@ -16,35 +16,81 @@ import (
 )
 
 // memQueue is a Queue in memory, shared by the Servers of a test as a
-// Redis queue is by replicas. Push fails while failing is set.
+// Redis queue is by replicas. Every call fails while failing is set, and
+// the next failPeeks calls of Peek fail.
 type memQueue struct {
-	mu      sync.Mutex
-	items   map[string][][]byte
-	failing bool
+	mu        sync.Mutex
+	items     map[string][][]byte
+	failing   bool
+	failPeeks int
+	peeks     int
 }
+
+var errQueueDown = errors.New("memQueue: down")
 
 func (q *memQueue) Push(_ context.Context, key string, item []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.failing {
-		return errors.New("memQueue: down")
+		return errQueueDown
 	}
 	if q.items == nil {
 		q.items = map[string][][]byte{}
 	}
-	q.items[key] = append(q.items[key], item)
+	q.items[key] = append(q.items[key], slices.Clone(item))
 	return nil
 }
 
-func (q *memQueue) Pop(_ context.Context, key string) ([]byte, bool, error) {
+func (q *memQueue) Peek(_ context.Context, key string) ([]byte, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.peeks++
+	if q.failing || q.failPeeks > 0 {
+		q.failPeeks--
+		return nil, false, errQueueDown
+	}
 	if len(q.items[key]) == 0 {
 		return nil, false, nil
 	}
-	item := q.items[key][0]
-	q.items[key] = q.items[key][1:]
-	return item, true, nil
+	return slices.Clone(q.items[key][0]), true, nil
+}
+
+func (q *memQueue) Ack(_ context.Context, key string, item []byte) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return errQueueDown
+	}
+	if items := q.items[key]; len(items) > 0 && string(items[0]) == string(item) {
+		q.items[key] = items[1:]
+	}
+	return nil
+}
+
+func (q *memQueue) Keys(context.Context) ([]string, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return nil, errQueueDown
+	}
+	var keys []string
+	for k, items := range q.items {
+		if len(items) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// len returns the number of items queued.
+func (q *memQueue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, items := range q.items {
+		n += len(items)
+	}
+	return n
 }
 
 // pollLocker is a Locker whose waiters poll at random intervals, as those
@@ -54,7 +100,7 @@ type pollLocker struct {
 	held map[string]bool
 }
 
-func (l *pollLocker) Lock(ctx context.Context, key string) (func(), error) {
+func (l *pollLocker) Lock(ctx context.Context, key string) (context.Context, func(), error) {
 	for {
 		l.mu.Lock()
 		if l.held == nil {
@@ -63,12 +109,13 @@ func (l *pollLocker) Lock(ctx context.Context, key string) (func(), error) {
 		if !l.held[key] {
 			l.held[key] = true
 			l.mu.Unlock()
-			return func() { l.mu.Lock(); delete(l.held, key); l.mu.Unlock() }, nil
+			held, cancel := context.WithCancel(context.Background())
+			return held, func() { cancel(); l.mu.Lock(); delete(l.held, key); l.mu.Unlock() }, nil
 		}
 		l.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-time.After(time.Duration(rand.IntN(3000)) * time.Microsecond):
 		}
 	}
@@ -120,18 +167,21 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 	}
 }
 
-// TestSharedQueueDown: when the shared Queue fails, each Server queues its
-// deliveries itself and still answers them.
+// TestSharedQueueDown: when the shared Queue fails, each Server holds its
+// deliveries in memory and still answers them, in order, and says so.
 func TestSharedQueueDown(t *testing.T) {
 	q := &memQueue{failing: true}
 	h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
-	h.post(text(sheenaWaID, "wamid.down1", "one"))
-	h.post(text(sheenaWaID, "wamid.down2", "two"))
+	for _, code := range []int{h.post(text(sheenaWaID, "wamid.down1", "one")), h.post(text(sheenaWaID, "wamid.down2", "two"))} {
+		if code != http.StatusOK {
+			t.Errorf("delivery with the queue down: %d", code)
+		}
+	}
 	h.shutdown()
 	if got, want := h.bodies(), []string{"echo: one", "echo: two"}; !slices.Equal(got, want) {
 		t.Fatalf("replies %q, want %q", got, want)
 	}
-	if logs := h.logs.String(); !strings.Contains(logs, "shared queue failed; queueing the message in this process") {
+	if logs := h.logs.String(); !strings.Contains(logs, "queue failed; the message is held in this process's memory only") {
 		t.Errorf("the failure was not logged:\n%s", logs)
 	}
 }

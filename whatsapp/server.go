@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,8 +31,14 @@ const (
 //
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
-//	GET  /healthz  200 while serving ("ok", or "degraded: why" when
+//	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
 //	               Config.Health fails), 503 once shutting down
+//
+// A delivery is answered 200 once its messages are in the [Queue]; they are
+// answered in the background, and leave the Queue only once answered and
+// recorded in the [Dedup]. With a durable Queue, a message acknowledged to
+// Meta is answered even if the process dies: at least once, and exactly
+// once unless the process dies between sending a reply and recording it.
 //
 // Create it with [New] and stop it with [Server.Shutdown].
 type Server struct {
@@ -40,13 +47,28 @@ type Server struct {
 	graph   *client
 	family  map[string]string
 	mux     *http.ServeMux
-	queues  queues
 	closing atomic.Bool
+
+	// queue is Config.Queue, or mem when there is none; mem also holds the
+	// messages Config.Queue fails to take.
+	queue  Queue
+	mem    *memoryQueue
+	drains drains
 
 	// ctx is the context of background processing; cancel ends it when a
 	// shutdown runs out of time.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stopResume ends the periodic look for queued messages; resumed is
+	// closed once it has ended.
+	stopResume context.CancelFunc
+	resumed    chan struct{}
+	stopOnce   sync.Once
+
+	// healthErr is the last failure of Config.Health logged, to log a
+	// change only.
+	healthMu  sync.Mutex
+	healthErr string
 }
 
 var versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
@@ -84,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Locker == nil {
 		cfg.Locker = &KeyMutex{}
+	}
+	if cfg.ResumeEvery <= 0 {
+		cfg.ResumeEvery = DefaultResumeEvery
 	}
 
 	var problems []string
@@ -143,12 +168,25 @@ func New(cfg Config) (*Server, error) {
 			maxMedia:      cfg.MaxMediaBytes,
 		},
 	}
+	s.mem = &memoryQueue{}
+	s.queue = cfg.Queue
+	if s.queue == nil {
+		s.queue = s.mem
+		cfg.Logger.Warn("whatsapp: no durable queue: messages acknowledged but not yet answered are lost if the process dies")
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.queues.run = s.handle
+	s.drains = drains{run: s.drain, log: s.log}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /webhook", s.verify)
 	s.mux.HandleFunc("POST /webhook", s.receive)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
+
+	// Answer what an earlier process left in the Queue, and look again
+	// now and then for what a replica that died left.
+	var resumeCtx context.Context
+	resumeCtx, s.stopResume = context.WithCancel(s.ctx)
+	s.resumed = make(chan struct{})
+	go s.resumeLoop(resumeCtx)
 	return s, nil
 }
 
@@ -159,23 +197,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
 // delivers them again later) and waits until every accepted message has
-// been handled. If ctx ends first, Shutdown cancels the handling still
-// running, waits for it to return, and returns ctx's error. Call it after
-// the http.Server's own Shutdown, and before closing what the Responder
-// uses.
+// been answered. If ctx ends first, Shutdown cancels the handling still
+// running, waits for it to return, and returns ctx's error: the messages
+// not answered stay in the Queue, a durable one keeps them for the next
+// start (or another replica), and their number is logged. Call it after
+// the http.Server's own Shutdown, and before closing what the Responder,
+// the Queue and the Dedup use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	s.queues.close()
-	done := s.queues.done()
-	select {
-	case <-done:
-		s.cancel()
-		return nil
-	case <-ctx.Done():
-		s.cancel()
-		<-done
-		return fmt.Errorf("whatsapp: shutdown: %w", ctx.Err())
+	s.stopOnce.Do(s.stopResume)
+	// wait waits for done, or for ctx, after which it stops the handling
+	// still running and then waits for done.
+	var cut error
+	wait := func(done <-chan struct{}) {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			cut = ctx.Err()
+			s.cancel()
+			<-done
+		}
 	}
+	// The drains the resume loop asks for are asked for before none may be.
+	wait(s.resumed)
+	s.drains.close()
+	wait(s.drains.done())
+	s.cancel()
+	s.left()
+	if cut != nil {
+		return fmt.Errorf("whatsapp: shutdown: %w", cut)
+	}
+	return nil
 }
 
 // verify answers Meta's verification handshake: hub.mode=subscribe and
@@ -202,15 +254,42 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	var err error
 	if s.cfg.Health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		if err := s.cfg.Health(ctx); err != nil {
-			io.WriteString(w, "degraded: "+err.Error()+"\n")
-			return
-		}
+		err = s.cfg.Health(ctx)
+		cancel()
+	}
+	s.logHealth(err)
+	if err != nil {
+		// The error may name internal hosts and addresses: it goes to the
+		// log only.
+		io.WriteString(w, degradedHealth+"\n")
+		return
 	}
 	io.WriteString(w, "ok\n")
+}
+
+// degradedHealth is what /healthz answers when Config.Health fails.
+const degradedHealth = "degraded: a dependency is unavailable, see the server log"
+
+// logHealth logs a change of the health check's result.
+func (s *Server) logHealth(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	s.healthMu.Lock()
+	changed := msg != s.healthErr
+	s.healthErr = msg
+	s.healthMu.Unlock()
+	switch {
+	case !changed:
+	case err != nil:
+		s.log.Warn("whatsapp: health check failed; answering degraded", "err", err)
+	default:
+		s.log.Info("whatsapp: health check passes again")
+	}
 }
 
 // receive authenticates a delivery, queues its messages and answers at
@@ -266,10 +345,15 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		if !s.accept(ev, now) {
 			continue
 		}
-		if !s.enqueue(r.Context(), ev) {
-			// Shutting down: ask Meta to deliver again later. Messages
-			// already queued are handled, and their ids make the
-			// redelivery of those a no-op.
+		log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
+		if s.handledBefore(r.Context(), log, ev) {
+			log.Info("whatsapp: duplicate delivery skipped")
+			continue
+		}
+		if !s.enqueue(r.Context(), log, ev) {
+			// Shutting down and the message could not be kept: ask Meta
+			// to deliver again later. Messages kept already are answered,
+			// and their ids make the redelivery of those a no-op.
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
@@ -304,49 +388,6 @@ func (s *Server) accept(ev event, now time.Time) bool {
 		return false
 	}
 	return true
-}
-
-// handle processes one message; the queues call it one at a time per
-// sender.
-func (s *Server) handle(from string, ev event) {
-	if ev.drain {
-		s.drain(from)
-		return
-	}
-	ctx := s.ctx
-	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(from))
-	unlock, ok := s.lock(ctx, log, from)
-	if !ok {
-		return
-	}
-	defer unlock()
-	s.process(ctx, log, ev)
-}
-
-// process answers one message, unless it was handled before; the caller
-// holds the sender's lock.
-func (s *Server) process(ctx context.Context, log *slog.Logger, ev event) {
-	first, err := s.cfg.Dedup.Seen(ctx, ev.ID, s.cfg.Now())
-	switch {
-	case err != nil && ctx.Err() != nil:
-		log.Warn("whatsapp: message not answered: shutting down")
-		return
-	case err != nil:
-		log.Error("whatsapp: dedup failed; answering anyway", "err", err)
-	case !first:
-		log.Info("whatsapp: duplicate delivery skipped")
-		return
-	}
-
-	var reply string
-	switch ev.Kind {
-	case kindUnsupported:
-		log.Info("whatsapp: unsupported message type")
-		reply = unsupportedReply
-	default:
-		reply = s.respond(ctx, log, ev)
-	}
-	s.send(ctx, log, ev.WaID, reply)
 }
 
 // respond builds the Inbound for ev and asks the Responder, returning the
@@ -388,8 +429,9 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 }
 
 // send sends reply to the WhatsApp id to, in parts of at most
-// MaxTextLength characters, stopping at the first part that fails.
-func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) {
+// MaxTextLength characters, stopping at the first part that fails. It
+// reports whether every part was sent.
+func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) bool {
 	parts := Split(reply, MaxTextLength)
 	for i, part := range parts {
 		if err := s.graph.sendText(ctx, to, part); err != nil {
@@ -399,7 +441,8 @@ func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) {
 				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
 			}
 			log.Error("whatsapp: reply not sent", attrs...)
-			return
+			return false
 		}
 	}
+	return true
 }

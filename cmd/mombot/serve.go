@@ -37,13 +37,14 @@ Flags:`
 const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
 	shutdownHTTP    = 10 * time.Second // for requests in flight
-	shutdownHandled = 60 * time.Second // for accepted messages to be answered
+	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
 	// dedupTTL is how long a message id is remembered: Meta redelivers
 	// for up to 7 days.
 	dedupTTL = 7 * 24 * time.Hour
 	// queueTTL is how long a sender's messages shared by the replicas wait
-	// for one to take them, should every replica stop before it does.
-	queueTTL = 24 * time.Hour
+	// for one to take them, should every replica stop before it does,
+	// beyond the age after which they would be skipped anyway.
+	queueTTL = time.Hour
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -81,15 +82,16 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	// Where several replicas share a Redis, they share the queue of each
 	// sender's messages, the sender lock and the record of handled messages
-	// too; otherwise all are local, the record in a file next to the
-	// conversations.
+	// too; otherwise all are local: the queue and the record in files next
+	// to the conversations. Either way a message acknowledged to Meta is
+	// kept until answered, through a crash.
 	if rs, ok := store.(*redis.Store); ok {
 		locker, err := rs.Locker(nil)
 		if err != nil {
 			return err
 		}
 		wcfg.Locker = locker
-		if wcfg.Queue, err = rs.Queue(queueTTL); err != nil {
+		if wcfg.Queue, err = rs.Queue(max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL); err != nil {
 			return err
 		}
 		wcfg.Dedup = redisDedup{rs.Dedup()}
@@ -100,11 +102,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 	} else {
-		seen, err := whatsapp.OpenDedupFile(filepath.Join(dataDir(cfg.mem.store), "whatsapp-seen.json"), &whatsapp.DedupFileOptions{TTL: dedupTTL, Logger: e.log})
+		dir := dataDir(cfg.mem.store)
+		seen, err := whatsapp.OpenDedupFile(filepath.Join(dir, "whatsapp-seen.json"), &whatsapp.DedupFileOptions{TTL: dedupTTL, Logger: e.log})
 		if err != nil {
 			return err
 		}
 		wcfg.Dedup = seen
+		if wcfg.Queue, err = whatsapp.OpenQueueFile(filepath.Join(dir, "whatsapp-inbox.json"), &whatsapp.QueueFileOptions{Logger: e.log}); err != nil {
+			return err
+		}
 	}
 	wcfg.Responder = whatsapp.ResponderFunc(func(ctx context.Context, in whatsapp.Inbound) (string, error) {
 		// Handle logs its failures and always returns a reply fit to
@@ -219,11 +225,16 @@ func sweep(ctx context.Context, e *env, mem *conversation.Memory) {
 }
 
 // redisDedup records handled WhatsApp message ids in Redis, shared by all
-// replicas.
+// replicas, with SET NX and a TTL.
 type redisDedup struct{ d *redis.Dedup }
 
-func (r redisDedup) Seen(ctx context.Context, id string, _ time.Time) (bool, error) {
-	return r.d.Seen(ctx, "wamid:"+id, dedupTTL)
+func (r redisDedup) Handled(ctx context.Context, id string) (bool, error) {
+	return r.d.Has(ctx, "wamid:"+id)
+}
+
+func (r redisDedup) MarkHandled(ctx context.Context, id string, _ time.Time) error {
+	_, err := r.d.Seen(ctx, "wamid:"+id, dedupTTL)
+	return err
 }
 
 // storeKind names a store URL's kind for the log, without its path or

@@ -228,6 +228,16 @@ func (p *servedProc) stop() {
 	}
 }
 
+// kill kills the process at once, as a crash or the OOM killer would, and
+// waits for it to be gone.
+func (p *servedProc) kill() {
+	p.t.Helper()
+	if err := p.cmd.Process.Kill(); err != nil {
+		p.t.Fatal(err)
+	}
+	<-p.done
+}
+
 // httpClient is the client of the tests' requests to the served processes.
 var httpClient = &http.Client{Timeout: 30 * time.Second}
 

@@ -111,9 +111,12 @@ func TestServeRedisDown(t *testing.T) {
 	}
 
 	r.kill()
-	body := waitHealth(t, p, "degraded: ")
-	if !strings.Contains(body, "redis") {
-		t.Errorf("/healthz does not say what is down: %q", body)
+	body := waitHealth(t, p, "degraded")
+	if strings.Contains(body, "127.0.0.1") || strings.Contains(body, fmt.Sprint(r.port)) {
+		t.Errorf("/healthz shows the internal error to the public: %q", body)
+	}
+	if logs := p.logs.String(); !strings.Contains(logs, "health check failed") || !strings.Contains(logs, "redis") {
+		t.Errorf("the log does not say what is down:\n%s", logs)
 	}
 	if got := say("b1"); !slices.Equal(got, []string{"b1"}) {
 		t.Errorf("with Redis down the model saw %q, want the message alone", got)

@@ -39,6 +39,17 @@ func (d *Dedup) Seen(ctx context.Context, id string, ttl time.Duration) (firstTi
 	return first, nil
 }
 
+// Has reports whether id is recorded, by [Dedup.Seen], and its ttl has not
+// passed. With Seen it makes a check and a record in two steps, for a
+// caller that must record an id only once it has handled it.
+func (d *Dedup) Has(ctx context.Context, id string) (bool, error) {
+	n, err := d.rdb.Exists(ctx, d.prefix+id).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis: seen: %w", err)
+	}
+	return n > 0, nil
+}
+
 // Forget removes id, so that the next [Dedup.Seen] of it is a first time
 // again: for a message whose handling failed and that should be handled
 // when it is delivered again.

@@ -20,8 +20,22 @@ func TestDedup(t *testing.T) {
 		}
 		return first
 	}
+	has := func(id string) bool {
+		t.Helper()
+		ok, err := d.Has(ctx, id)
+		if err != nil {
+			t.Fatalf("Has(%q): %v", id, err)
+		}
+		return ok
+	}
+	if has("wamid.1") {
+		t.Fatal("Has of an id never recorded")
+	}
 	if !seen("wamid.1", time.Hour) {
 		t.Fatal("the first Seen of an id is not a first time")
+	}
+	if !has("wamid.1") || has("wamid.2") {
+		t.Fatal("Has does not tell the recorded id from another")
 	}
 	if seen("wamid.1", time.Hour) {
 		t.Fatal("the second Seen of an id is a first time")
@@ -43,6 +57,9 @@ func TestDedup(t *testing.T) {
 		t.Fatal("first Seen of wamid.short")
 	}
 	time.Sleep(150 * time.Millisecond)
+	if has("wamid.short") {
+		t.Fatal("Has of an id after its TTL")
+	}
 	if !seen("wamid.short", 50*time.Millisecond) {
 		t.Fatal("an id is still seen after its TTL")
 	}

@@ -41,12 +41,18 @@ func ExampleLocker_Lock() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	unlock, err := locker.Lock(ctx, "+14155551234")
+	held, unlock, err := locker.Lock(ctx, "+14155551234")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer unlock()
-	// Load the history, ask the model, save the turn.
+	for _, step := range []string{"load the history", "ask the model", "save the turn"} {
+		if held.Err() != nil {
+			// The lock passed to another replica: stop, it takes over.
+			return
+		}
+		_ = step
+	}
 }
 
 // A webhook delivered twice, to one replica or to two, is handled once.

@@ -49,6 +49,10 @@ type LockerOptions struct {
 // set with SET NX PX, renewed while held and deleted on release only if it
 // still holds the token, so that a holder never releases a lock that expired
 // and was taken by another. Waiters poll; they are not served in order.
+//
+// A holder cut off from Redis for about a TTL may lose its lock to another:
+// Lock returns a context that tells it so, which the holder checks before
+// each step it must take alone.
 type Locker struct {
 	rdb    *goredis.Client
 	prefix string
@@ -89,24 +93,33 @@ end
 return 0
 `)
 
+// ErrLockLost is the cause (see [context.Cause]) of the end of the context
+// [Locker.Lock] returns when the lock was lost while held.
+var ErrLockLost = errors.New("redis: lock lost")
+
 // Lock takes the lock on key, waiting while another holds it until ctx is
 // done. It returns a func that releases the lock; calling it more than once
 // is harmless. It fails, taking nothing, when ctx ends first (the error
 // wraps ctx.Err()) or when Redis fails.
 //
-// The lock is renewed in the background until released. Should the holder
-// be cut off from Redis for longer than the TTL, the lock may pass to
-// another; the loss is logged.
-func (l *Locker) Lock(ctx context.Context, key string) (unlock func(), err error) {
+// The lock is renewed in the background until released. held is done once
+// the lock is no longer held: at unlock, or, with the cause ErrLockLost,
+// when a renewal finds the lock taken by another or expired, or when the
+// renewals have failed for so long that the lock may expire before the
+// next one (about two thirds of the TTL). The loss is logged. held does not
+// end with ctx.
+func (l *Locker) Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error) {
 	rkey, token := l.prefix+key, rand.Text()
 	wait := lockWaitMin
+	var taken time.Time
 	for {
+		taken = time.Now() // the lock lasts a TTL from no earlier than this
 		ok, err := l.rdb.SetNX(ctx, rkey, token, l.ttl).Result()
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = ctxErr
 			}
-			return nil, fmt.Errorf("redis: lock: %w", err)
+			return nil, nil, fmt.Errorf("redis: lock: %w", err)
 		}
 		if ok {
 			break
@@ -115,23 +128,25 @@ func (l *Locker) Lock(ctx context.Context, key string) (unlock func(), err error
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("redis: lock: %w", ctx.Err())
+			return nil, nil, fmt.Errorf("redis: lock: %w", ctx.Err())
 		case <-t.C:
 		}
 		wait = min(2*wait, lockWaitMax)
 	}
 
+	held, lose := context.WithCancelCause(context.Background())
 	renewCtx, stop := context.WithCancel(context.Background())
 	renewed := make(chan struct{})
 	go func() {
 		defer close(renewed)
-		l.renew(renewCtx, rkey, token)
+		l.renew(renewCtx, rkey, token, taken.Add(l.ttl), lose)
 	}()
 	var once sync.Once
-	return func() {
+	return held, func() {
 		once.Do(func() {
 			stop()
 			<-renewed
+			lose(nil)
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			defer cancel()
 			if err := releaseScript.Run(ctx, l.rdb, []string{rkey}, token).Err(); err != nil {
@@ -142,8 +157,10 @@ func (l *Locker) Lock(ctx context.Context, key string) (unlock func(), err error
 	}, nil
 }
 
-// renew extends the lock every TTL/3 until ctx is done or the lock is lost.
-func (l *Locker) renew(ctx context.Context, rkey, token string) {
+// renew extends the lock every TTL/3 until ctx is done or the lock is lost,
+// in which case it calls lose with ErrLockLost. The lock is known to hold
+// until expires, which each renewal moves on.
+func (l *Locker) renew(ctx context.Context, rkey, token string, expires time.Time, lose context.CancelCauseFunc) {
 	every := l.ttl / 3
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -153,18 +170,30 @@ func (l *Locker) renew(ctx context.Context, rkey, token string) {
 			return
 		case <-tick.C:
 		}
-		rctx, cancel := context.WithTimeout(ctx, every)
+		// A renewal that hangs gives up halfway to the next tick, so
+		// that after two failed ones the holder still learns of the loss
+		// a sixth of the TTL before the lock may expire.
+		sent := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, every/2)
 		n, err := renewScript.Run(rctx, l.rdb, []string{rkey}, token, l.ttl.Milliseconds()).Int()
 		cancel()
 		switch {
 		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 			return // released meanwhile
+		case err != nil && time.Until(expires) <= every:
+			// The next renewal would come too late to be sure.
+			l.log.Error("redis: a lock could not be renewed before it expires; its holder is told it lost it", "err", err)
+			lose(ErrLockLost)
+			return
 		case err != nil:
-			// Try again at the next tick: the lock holds for the TTL.
+			// Try again at the next tick: the lock holds until expires.
 			l.log.Warn("redis: renewal of a lock failed", "err", err)
 		case n == 0:
-			l.log.Error("redis: a lock expired while held and may have passed to another holder")
+			l.log.Error("redis: a lock expired while held and may have passed to another holder; its holder is told it lost it")
+			lose(ErrLockLost)
 			return
+		default:
+			expires = sent.Add(l.ttl)
 		}
 	}
 }

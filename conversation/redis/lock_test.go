@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mombot/mombot/conversation/redis"
 )
@@ -24,11 +29,17 @@ func newLocker(t *testing.T, s *redis.Store, opts *redis.LockerOptions) *redis.L
 
 func lock(t *testing.T, l *redis.Locker, key string) func() {
 	t.Helper()
-	unlock, err := l.Lock(context.Background(), key)
+	_, unlock := lockHeld(t, l, key)
+	return unlock
+}
+
+func lockHeld(t *testing.T, l *redis.Locker, key string) (context.Context, func()) {
+	t.Helper()
+	held, unlock, err := l.Lock(context.Background(), key)
 	if err != nil {
 		t.Fatalf("Lock(%q): %v", key, err)
 	}
-	return unlock
+	return held, unlock
 }
 
 // TestLockExcludes takes one key's lock from many goroutines of two
@@ -43,7 +54,7 @@ func TestLockExcludes(t *testing.T) {
 		wg.Go(func() {
 			l := lockers[i%2]
 			for range 10 {
-				unlock, err := l.Lock(context.Background(), "+14155551234")
+				_, unlock, err := l.Lock(context.Background(), "+14155551234")
 				if err != nil {
 					t.Error(err)
 					return
@@ -77,7 +88,7 @@ func TestLockWaitsForContext(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Lock of a held key: err = %v, want DeadlineExceeded", err)
 	}
 	// Other keys are free.
@@ -88,7 +99,7 @@ func TestLockWaitsForContext(t *testing.T) {
 	unlock()
 	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	again, err := l.Lock(ctx, "a")
+	_, again, err := l.Lock(ctx, "a")
 	if err != nil {
 		t.Fatalf("Lock after release: %v", err)
 	}
@@ -99,13 +110,22 @@ func TestLockWaitsForContext(t *testing.T) {
 func TestLockRenewed(t *testing.T) {
 	prefix := newPrefix(t)
 	l := newLocker(t, open(t, prefix, nil), &redis.LockerOptions{TTL: 300 * time.Millisecond})
-	unlock := lock(t, l, "a")
+	held, unlock := lockHeld(t, l, "a")
 	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
 	defer cancel()
-	if _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a lock held for four TTLs was taken by another: err = %v", err)
 	}
+	if held.Err() != nil {
+		t.Fatalf("a lock renewed in time is reported lost: %v", context.Cause(held))
+	}
 	unlock()
+	if held.Err() == nil {
+		t.Fatal("held is not done after unlock")
+	}
+	if errors.Is(context.Cause(held), redis.ErrLockLost) {
+		t.Fatal("a lock released is reported lost")
+	}
 	if n, _ := rawClient(t).Exists(context.Background(), prefix+"lock:a").Result(); n != 0 {
 		t.Fatal("the lock key is still there after unlock")
 	}
@@ -121,7 +141,7 @@ func TestLockOfDeadHolderExpires(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()
-	unlock, err := l.Lock(ctx, "a")
+	_, unlock, err := l.Lock(ctx, "a")
 	if err != nil {
 		t.Fatalf("the lock of a dead holder was never freed: %v", err)
 	}
@@ -132,7 +152,8 @@ func TestLockOfDeadHolderExpires(t *testing.T) {
 }
 
 // TestUnlockKeepsAnothersLock: a holder whose lock expired and passed to
-// another does not release the other's lock, and the loss is logged.
+// another is told so through held, the loss is logged, and its unlock does
+// not release the other's lock.
 func TestUnlockKeepsAnothersLock(t *testing.T) {
 	prefix := newPrefix(t)
 	var logs syncBuffer
@@ -140,16 +161,21 @@ func TestUnlockKeepsAnothersLock(t *testing.T) {
 	l := newLocker(t, s, &redis.LockerOptions{TTL: 60 * time.Millisecond})
 	rdb := rawClient(t)
 	ctx := context.Background()
-	unlock := lock(t, l, "a")
+	held, unlock := lockHeld(t, l, "a")
 	if err := rdb.Set(ctx, prefix+"lock:a", "other", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// A renewal, every 20ms, finds the lock gone.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "lock expired while held"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("log = %q, want the lost lock reported", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-held.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the holder was not told it lost the lock")
+	}
+	if cause := context.Cause(held); !errors.Is(cause, redis.ErrLockLost) {
+		t.Errorf("held ended with %v, want ErrLockLost", cause)
+	}
+	if !strings.Contains(logs.String(), "lock expired while held") {
+		t.Errorf("log = %q, want the lost lock reported", logs.String())
 	}
 	unlock()
 	if got, _ := rdb.Get(ctx, prefix+"lock:a").Result(); got != "other" {
@@ -181,5 +207,96 @@ func TestLockerOptions(t *testing.T) {
 		if _, err := s.Locker(&redis.LockerOptions{TTL: ttl}); err == nil {
 			t.Errorf("Locker with TTL %v succeeded, want an error", ttl)
 		}
+	}
+}
+
+// proxy forwards TCP connections to a Redis until cut, after which it
+// refuses new ones and has closed the old: Redis as seen from a replica cut
+// off from it.
+type proxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, r)
+			p.mu.Unlock()
+			go func() { io.Copy(r, c); r.Close() }()
+			go func() { io.Copy(c, r); c.Close() }()
+		}
+	}()
+	t.Cleanup(p.cut)
+	return p
+}
+
+func (p *proxy) addr() string { return p.ln.Addr().String() }
+
+func (p *proxy) cut() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestLockLostWhenCutOff: a holder that cannot renew its lock is told it
+// lost it before the lock expires, so it stops before another can take
+// the lock.
+func TestLockLostWhenCutOff(t *testing.T) {
+	opts, err := goredis.ParseURL(testURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := newPrefix(t)
+	p := newProxy(t, opts.Addr)
+	u, _ := neturl.Parse(testURL(t))
+	u.Host = p.addr()
+	var logs syncBuffer
+	s, err := redis.Open(context.Background(), u.String(), &redis.Options{Prefix: prefix, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const ttl = 3 * time.Second
+	l := newLocker(t, s, &redis.LockerOptions{TTL: ttl})
+	held, unlock := lockHeld(t, l, "a")
+	defer unlock()
+	p.cut()
+	select {
+	case <-held.Done():
+	case <-time.After(5 * ttl):
+		t.Fatal("a holder cut off from Redis was not told it lost the lock")
+	}
+	// The lock is still there: the holder learnt of the loss before
+	// another could take it.
+	if pttl, err := rawClient(t).PTTL(context.Background(), prefix+"lock:a").Result(); err != nil || pttl <= 0 {
+		t.Errorf("the lock's TTL when its holder learnt it lost it: %v, %v; want it not yet expired", pttl, err)
+	}
+	if cause := context.Cause(held); !errors.Is(cause, redis.ErrLockLost) {
+		t.Errorf("held ended with %v, want ErrLockLost", cause)
+	}
+	if !strings.Contains(logs.String(), "could not be renewed before it expires") {
+		t.Errorf("log = %q, want the loss reported", logs.String())
 	}
 }

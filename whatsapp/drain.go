@@ -1,0 +1,249 @@
+package whatsapp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// markTimeout bounds the recording of a message as handled and its removal
+// from the queue, which go ahead during a shutdown past its deadline: the
+// reply is sent, so forgetting that would answer it twice.
+const markTimeout = 5 * time.Second
+
+// drain answers the messages queued for from, holding the sender's lock,
+// until its queues are empty, the lock is lost or the server stops. A
+// message leaves its queue only once answered (or deliberately skipped)
+// and recorded as handled, so whatever drain does not finish stays queued
+// for the next drain: in this process, in another replica, or after a
+// restart.
+func (s *Server) drain(from string) {
+	log := s.log.With("from", conversation.MaskPhone(from))
+	held, unlock, ok := s.lock(log, from)
+	if !ok {
+		return
+	}
+	defer unlock()
+	for _, q := range s.queues() {
+		if !s.drainQueue(held, log, q, from) {
+			return
+		}
+	}
+}
+
+// drainQueue answers from's messages in q one by one. It returns true once
+// q is empty, false when it stopped before.
+func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, from string) bool {
+	for {
+		if s.ctx.Err() != nil {
+			return false
+		}
+		if held.Err() != nil {
+			log.Warn("whatsapp: sender lock lost; the sender's queued messages are left to its next holder")
+			return false
+		}
+		var item []byte
+		var ok bool
+		err := s.retry(log, "peek", s.ctx, func(ctx context.Context) (err error) {
+			item, ok, err = q.Peek(ctx, from)
+			return err
+		})
+		if err != nil {
+			if s.ctx.Err() == nil {
+				log.Error("whatsapp: queue failed; the sender's queued messages wait for the next pass", "err", err)
+			}
+			return false
+		}
+		if !ok {
+			return true
+		}
+		if !s.handleItem(log, from, item) {
+			return false
+		}
+		if held.Err() != nil {
+			// Recorded as handled: the next holder skips it.
+			log.Warn("whatsapp: sender lock lost; the message answered is left to its next holder to remove")
+			return false
+		}
+		err = s.retry(log, "ack", context.WithoutCancel(s.ctx), func(ctx context.Context) error {
+			return q.Ack(ctx, from, item)
+		})
+		if err != nil {
+			log.Error("whatsapp: queue failed to remove a handled message; it is skipped at the next pass", "err", err)
+			return false
+		}
+	}
+}
+
+// handleItem answers the queued message item unless it is unreadable, too
+// old or handled before. It returns true when the item may leave the queue,
+// false when the server stopped before it was answered.
+func (s *Server) handleItem(log *slog.Logger, from string, item []byte) bool {
+	var ev event
+	if err := json.Unmarshal(item, &ev); err != nil || ev.From != from || ev.ID == "" {
+		log.Error("whatsapp: unreadable message in the queue dropped", "err", err, "queued_for", conversation.MaskPhone(ev.From))
+		return true
+	}
+	log = log.With("id", ev.ID, "type", ev.Type)
+	// A message may have waited in the queue through downtime.
+	if now := s.cfg.Now(); !ev.Time.IsZero() && now.Sub(ev.Time) > s.cfg.MaxAge {
+		log.Info("whatsapp: message too old to answer skipped", "sent", ev.Time, "max_age", s.cfg.MaxAge)
+		return true
+	}
+	done, err := s.cfg.Dedup.Handled(s.ctx, ev.ID)
+	switch {
+	case err != nil && s.ctx.Err() != nil:
+		return false
+	case err != nil:
+		log.Error("whatsapp: dedup failed; answering anyway", "err", err)
+	case done:
+		log.Info("whatsapp: duplicate delivery skipped")
+		return true
+	}
+	if !s.answer(log, ev) {
+		log.Warn("whatsapp: message not answered: shutting down; it stays queued for the next start")
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), markTimeout)
+	defer cancel()
+	if err := s.cfg.Dedup.MarkHandled(ctx, ev.ID, s.cfg.Now()); err != nil {
+		log.Error("whatsapp: recording the message as handled failed; a redelivery would be answered again", "err", err)
+	}
+	return true
+}
+
+// answer answers ev and reports whether it is done with: false when the
+// server stopped before the reply was sent in full, so the message must be
+// answered again. A panic while answering is logged, the sender gets a
+// short apology, and the message is done with, so that a message that
+// always panics does not come back forever.
+func (s *Server) answer(log *slog.Logger, ev event) (done bool) {
+	ctx := s.ctx
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("whatsapp: panic while answering a message; the sender gets an apology",
+				"panic", p, "stack", string(debug.Stack()))
+			s.send(ctx, log, ev.WaID, failedReply)
+			done = true
+		}
+	}()
+	var reply string
+	switch ev.Kind {
+	case kindUnsupported:
+		log.Info("whatsapp: unsupported message type")
+		reply = unsupportedReply
+	default:
+		reply = s.respond(ctx, log, ev)
+	}
+	if ctx.Err() != nil {
+		return false
+	}
+	return s.send(ctx, log, ev.WaID, reply) || ctx.Err() == nil
+}
+
+// lock takes the sender's lock. It reports false when the server is
+// stopping; when the Locker fails otherwise it logs the error and goes on
+// without the lock, since answering out of order beats not answering.
+func (s *Server) lock(log *slog.Logger, from string) (held context.Context, unlock func(), ok bool) {
+	held, unlock, err := s.cfg.Locker.Lock(s.ctx, from)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return nil, nil, false
+		}
+		log.Error("whatsapp: sender lock failed; answering without it", "err", err)
+		return context.Background(), func() {}, true
+	}
+	return held, unlock, true
+}
+
+// retry calls op, each time with a timeout, until it succeeds, it has
+// failed queueAttempts times, or the server stops.
+func (s *Server) retry(log *slog.Logger, what string, ctx context.Context, op func(ctx context.Context) error) error {
+	delay := queueRetryDelay
+	for attempt := 1; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, queueCallTimeout)
+		err := op(cctx)
+		cancel()
+		if err == nil || attempt == queueAttempts {
+			return err
+		}
+		log.Warn("whatsapp: queue failed; trying again", "op", what, "attempt", attempt, "err", err)
+		t := time.NewTimer(delay)
+		select {
+		case <-s.ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay *= 2
+	}
+}
+
+// resumeLoop asks for a drain of every sender with queued messages now and
+// every Config.ResumeEvery until ctx is done: after a restart, and when a
+// replica that took a sender's messages died before answering them. The
+// first pass is not cut short by ctx, so that a Shutdown right after New
+// still answers what an earlier process left.
+func (s *Server) resumeLoop(ctx context.Context) {
+	defer close(s.resumed)
+	if n := s.resume(s.ctx); n > 0 {
+		s.log.Info("whatsapp: answering the messages left queued", "senders", n)
+	}
+	tick := time.NewTicker(s.cfg.ResumeEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.resume(ctx)
+	}
+}
+
+// resume asks for a drain of every sender with queued messages and returns
+// how many there are.
+func (s *Server) resume(ctx context.Context) int {
+	n := 0
+	for _, q := range s.queues() {
+		cctx, cancel := context.WithTimeout(ctx, queueCallTimeout)
+		keys, err := q.Keys(cctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("whatsapp: listing the queued senders failed; trying again later", "err", err)
+			}
+			continue
+		}
+		for _, k := range keys {
+			if s.drains.add(k) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// left logs what remains queued once the drains have stopped.
+func (s *Server) left() {
+	if n := s.mem.len(); n > 0 {
+		s.log.Error("whatsapp: messages held in memory were not answered and are lost", "messages", n)
+	}
+	if s.queue == Queue(s.mem) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), queueCallTimeout)
+	defer cancel()
+	keys, err := s.queue.Keys(ctx)
+	if err != nil {
+		s.log.Warn("whatsapp: listing the queued senders failed", "err", err)
+		return
+	}
+	if len(keys) > 0 {
+		s.log.Warn("whatsapp: messages left queued, to be answered at the next start or by another replica", "senders", len(keys))
+	}
+}
