@@ -97,7 +97,8 @@ type Config struct {
 	// 30-second timeout.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the attempts to send one message part when the
-	// Graph API answers 429 or 5xx. Default DefaultMaxAttempts.
+	// send fails for a passing reason: 429, 5xx, a temporary Graph error
+	// code, a dropped connection or a timeout. Default DefaultMaxAttempts.
 	MaxAttempts int
 	// RetryDelay is the backoff before the second attempt; it doubles for
 	// each attempt after that. Default DefaultRetryDelay.

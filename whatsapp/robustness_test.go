@@ -77,3 +77,46 @@ func TestEmojiRepliesFitInUTF16(t *testing.T) {
 		t.Errorf("%d attempts for 2 parts: the fake refused some", n)
 	}
 }
+
+// The malformed elements of a delivery are counted in the log, so that a
+// change in Meta's payloads does not go unnoticed.
+func TestMalformedMessagesAreLogged(t *testing.T) {
+	h := newHarness(t)
+	at := sampleTime.Add(-time.Second)
+	body := payload([]string{change(sheenaWaID,
+		`"not a message"`,
+		textMessage(sheenaWaID, "wamid.good", "hello", at),
+	)})
+	if code := h.post(body); code != http.StatusOK {
+		t.Fatalf("status %d, want 200", code)
+	}
+	h.shutdown()
+	logs := h.logs.String()
+	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "malformed=1") {
+		t.Errorf("the malformed message is not counted in a warning:\n%s", logs)
+	}
+}
+
+// A failed status, WhatsApp's only report of a reply it could not deliver,
+// is logged as a warning with its code, and the recipient masked.
+func TestFailedStatusIsLogged(t *testing.T) {
+	h := newHarness(t)
+	h.postFile("status_failed.json")
+	h.shutdown()
+	logs := h.logs.String()
+	var line string
+	for l := range strings.Lines(logs) {
+		if strings.Contains(l, "not delivered") {
+			line = l
+		}
+	}
+	if line == "" || !strings.Contains(line, "level=WARN") || !strings.Contains(line, "131047") {
+		t.Fatalf("no warning with the failure's code:\n%s", logs)
+	}
+	if strings.Contains(line, sheenaWaID) {
+		t.Errorf("the recipient's full number was logged: %s", line)
+	}
+	if len(h.bodies()) != 0 {
+		t.Errorf("a status update was answered: %q", h.bodies())
+	}
+}

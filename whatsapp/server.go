@@ -340,6 +340,13 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	if d.Statuses > 0 || d.Skipped > 0 {
 		s.log.Debug("whatsapp: status updates and other changes ignored", "statuses", d.Statuses, "changes", d.Skipped)
 	}
+	if d.Malformed > 0 {
+		s.log.Warn("whatsapp: malformed messages or statuses in a delivery skipped; the rest is handled", "malformed", d.Malformed)
+	}
+	for _, f := range d.Failed {
+		// SendFailure masks the recipient when logged.
+		s.log.Warn("whatsapp: WhatsApp reports a reply as not delivered", "failure", f)
+	}
 	now := s.cfg.Now()
 	for _, ev := range d.Events {
 		if !s.accept(ev, now) {
