@@ -115,7 +115,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	wcfg.Responder = whatsapp.ResponderFunc(func(ctx context.Context, in whatsapp.Inbound) (string, error) {
 		// Handle logs its failures and always returns a reply fit to
 		// send, kind when something went wrong.
-		reply, _ := a.Handle(ctx, assistant.Inbound{From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType})
+		reply, _ := a.Handle(ctx, assistant.Inbound{From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time})
 		return reply.Text, nil
 	})
 	wcfg.Logger = e.log

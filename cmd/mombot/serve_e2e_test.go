@@ -54,8 +54,12 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	})
 
-	// A message, then a follow-up that carries the first turn.
-	if code := p.deliver(delivery(msg(1, "e1", "what's for dinner?"))); code != 200 {
+	// A message, then a follow-up that carries the first turn. The first
+	// was sent two hours ago, and reaches the model stamped with that time,
+	// not with the time it was handled.
+	first := msg(1, "e1", "what's for dinner?")
+	first.Time = time.Now().Add(-2 * time.Hour)
+	if code := p.deliver(delivery(first)); code != 200 {
 		t.Fatalf("delivery: %d", code)
 	}
 	sent := waitSent(t, f.graph, 1, 20*time.Second)
@@ -65,6 +69,10 @@ func TestServeEndToEnd(t *testing.T) {
 	p.deliver(delivery(msg(2, "e2", "and for dessert?")))
 	waitSent(t, f.graph, 2, 20*time.Second)
 	reqs := f.claude.Requests()
+	stamp := "[" + first.Time.UTC().Format("Mon 2 Jan 2006 15:04 MST") + "] [From Erin]:"
+	if !bytes.Contains(reqs[0].Params.Messages[0], []byte(stamp)) {
+		t.Errorf("the first message is not stamped %q: %s", stamp, reqs[0].Params.Messages[0])
+	}
 	if got := len(reqs[1].Params.Messages); got != 3 {
 		t.Fatalf("the follow-up sent %d messages, want 3 (the first turn and itself)", got)
 	}

@@ -71,7 +71,7 @@ func newServeFixture(t testing.TB, store string, family map[string]string) *serv
 		dir:    t.TempDir(),
 		store:  store,
 	}
-	cfg := map[string]any{"family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version}}
+	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version}}
 	for phone, name := range family {
 		cfg["family"].(map[string]any)[phone] = map[string]string{"name": name}
 	}
