@@ -396,6 +396,58 @@ func TestAppendFailsWhole(t *testing.T) {
 	}
 }
 
+func TestReplacer(t *testing.T) {
+	url := testURL(t)
+	storetest.RunReplacer(t, func(t *testing.T) storetest.Opener {
+		prefix := newPrefix(t)
+		return func() (conversation.Store, error) {
+			return redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: quiet})
+		}
+	})
+}
+
+// TestReplaceTTL: the copied conversation's keys expire like a saved one's.
+func TestReplaceTTL(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	c := conversation.Conversation{Phone: phone, LastActive: time.Now(), Turns: []conversation.Turn{turn("hi", "hello")}}
+	if ok, err := s.Replace(ctx, c, 10*time.Minute); !ok || err != nil {
+		t.Fatalf("Replace = %v, %v", ok, err)
+	}
+	for _, k := range []string{prefix + "last:" + phone, prefix + "turns:" + phone} {
+		ttl, err := rdb.PTTL(ctx, k).Result()
+		if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute+time.Second {
+			t.Errorf("TTL of %s = %v (err %v), want the 10m timeout plus at most a second", strings.TrimPrefix(k, prefix), ttl, err)
+		}
+	}
+}
+
+// TestReplaceFailsWhole: a Replace that Redis refuses, here because someone
+// put a string where the turns belong, changes nothing.
+func TestReplaceFailsWhole(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("one", "1"), storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"turns:"+phone, "not a list", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := conversation.Conversation{Phone: phone, LastActive: storetest.Start.Add(time.Minute), Turns: []conversation.Turn{turn("two", "2")}}
+	if _, err := s.Replace(ctx, c, time.Hour); err == nil || !strings.HasPrefix(err.Error(), "redis: replace: ") {
+		t.Fatalf("Replace over a string: err = %v, want a redis: replace error", err)
+	}
+	if got, _ := rdb.Get(ctx, prefix+"last:"+phone).Result(); got != fmt.Sprint(storetest.Start.UnixMicro()) {
+		t.Fatalf("a failed Replace changed the last activity to %s", got)
+	}
+}
+
 // TestAppendDropsOrphanTurns: turns whose last activity key is gone (evicted
 // by maxmemory, deleted by hand) are no conversation; a save starts a new
 // one without them.
