@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -28,7 +29,11 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if *from == "" || *to == "" || fs.NArg() > 0 {
 		return usagef("history migrate: give --from URL and --to URL, and nothing else")
 	}
-	if *from == *to {
+	same, err := sameStore(*from, *to)
+	if err != nil {
+		return err
+	}
+	if same {
 		return usagef("history migrate: --from and --to name the same store")
 	}
 	src, err := openStore(ctx, *from, cfg.timeout, e)
@@ -41,60 +46,129 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer dst.Close()
-	n, skipped, err := migrate(ctx, src, dst, cfg.timeout, time.Now(), newProgress(e.stderr))
+	if _, ok := dst.(conversation.Replacer); !ok {
+		e.log.Warn("history migrate: the target store cannot replace a conversation atomically; an interrupted copy may leave one partial until migrate runs again")
+	}
+	r, err := migrate(ctx, src, dst, cfg.timeout, time.Now(), newProgress(e.stderr))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (%d expired, not copied)\n", n, *from, *to, skipped)
+	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (not copied: %d already there, %d newer in the target, %d expired, %d empty)\n",
+		r.copied, displayStore(*from), displayStore(*to), r.unchanged, r.newer, r.expired, r.empty)
 	return nil
 }
 
+// migrateResult counts what migrate did with each conversation of the source.
+type migrateResult struct {
+	copied    int // written to the target
+	unchanged int // the target already held the same turns at the same time
+	newer     int // the target's conversation was active later: kept
+	expired   int // expired in the source: left behind
+	empty     int // no valid turn left in the source after repair
+}
+
 // migrate copies each conversation of src that has not expired at now into
-// dst, replacing what dst held for that phone, so running it again gives the
-// same result. It returns how many it copied and how many it skipped.
-func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Duration, now time.Time, p *progress) (copied, skipped int, err error) {
+// dst, unless dst holds one for the phone that is as recent or more: that
+// one has turns saved since (dst may already serve the live traffic), and
+// is kept. Running it again copies nothing more; a conversation continued
+// in dst is never rolled back to src's.
+func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Duration, now time.Time, p *progress) (migrateResult, error) {
+	var r migrateResult
 	sums, err := src.List(ctx)
 	if err != nil {
-		return 0, 0, err
+		return r, err
 	}
 	for i, s := range sums {
 		p.show(i, len(sums))
 		if conversation.Expired(s.LastActive, now, timeout) {
-			skipped++
+			r.expired++
 			continue
+		}
+		if s.Phone == conversation.SystemSender {
+			continue // never stored by mombot; never copied either
 		}
 		c, err := src.Load(ctx, s.Phone)
 		if errors.Is(err, conversation.ErrNotFound) { // gone since List
 			continue
 		}
 		if err != nil {
-			return copied, skipped, err
+			return r, err
 		}
-		if err := replace(ctx, dst, c, timeout); err != nil {
-			return copied, skipped, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
+		if len(c.Turns) == 0 { // every turn dropped by repair
+			r.empty++
+			continue
 		}
-		copied++
+		cur, err := dst.Load(ctx, s.Phone)
+		switch {
+		case errors.Is(err, conversation.ErrNotFound):
+		case err != nil:
+			return r, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
+		default:
+			// Stores keep at least microseconds.
+			theirs, ours := cur.LastActive.Truncate(time.Microsecond), c.LastActive.Truncate(time.Microsecond)
+			if theirs.After(ours) {
+				r.newer++
+				continue
+			}
+			if theirs.Equal(ours) && sameTurns(cur.Turns, c.Turns) {
+				r.unchanged++
+				continue
+			}
+			// Same time, other turns: a copy that an interruption left
+			// partial; complete it.
+		}
+		replaced, err := replace(ctx, dst, c, timeout)
+		if err != nil {
+			return r, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
+		}
+		if replaced {
+			r.copied++
+		} else {
+			r.newer++ // a turn was saved in the target since we looked
+		}
 	}
 	p.show(len(sums), len(sums))
 	p.done()
-	return copied, skipped, nil
+	return r, nil
 }
 
-// replace makes dst hold exactly c for c.Phone: it deletes what was there
-// and appends c's turns at c's last activity, keeping them all. Every turn
-// is appended at the same time, so none of them expires the others; the
-// timeout is what stores with key expiry (Redis) set the keys' lifetime by.
-func replace(ctx context.Context, dst conversation.Store, c conversation.Conversation, timeout time.Duration) error {
-	if err := dst.Delete(ctx, c.Phone); err != nil && !errors.Is(err, conversation.ErrNotFound) {
-		return err
+// sameTurns reports whether a and b are the same turns, byte for byte.
+func sameTurns(a, b []conversation.Turn) bool {
+	if len(a) != len(b) {
+		return false
 	}
+	for i := range a {
+		ja, erra := a[i].MarshalJSON()
+		jb, errb := b[i].MarshalJSON()
+		if erra != nil || errb != nil || !bytes.Equal(ja, jb) {
+			return false
+		}
+	}
+	return true
+}
+
+// replace makes dst hold exactly c for c.Phone unless dst's conversation is
+// newer, in one atomic step where dst is a [conversation.Replacer]. Other
+// stores get a delete and then c's turns appended at c's last activity,
+// keeping them all; a crash in between leaves part of c, which the next
+// run completes, and a turn saved in between may be overwritten.
+func replace(ctx context.Context, dst conversation.Store, c conversation.Conversation, timeout time.Duration) (bool, error) {
+	if r, ok := dst.(conversation.Replacer); ok {
+		return r.Replace(ctx, c, timeout)
+	}
+	if err := dst.Delete(ctx, c.Phone); err != nil && !errors.Is(err, conversation.ErrNotFound) {
+		return false, err
+	}
+	// Every turn is appended at the same time, so none expires the
+	// others; the timeout is what stores with key expiry set the keys'
+	// lifetime by.
 	keepAll := conversation.Limits{Timeout: timeout, MaxTurns: len(c.Turns)}
 	for _, t := range c.Turns {
 		if err := dst.Append(ctx, c.Phone, t, c.LastActive, keepAll); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // progress draws a one-line progress bar on w.

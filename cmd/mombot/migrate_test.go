@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,14 +12,19 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
 )
+
+// quietEnv is an env for opening stores in tests.
+func quietEnv() *env {
+	return &env{getenv: func(string) string { return "" }, log: newLogger(&strings.Builder{}, "")}
+}
 
 // historyOf returns phone's messages in the store at url, as History gives them.
 func historyOf(t *testing.T, url, phone string) []conversation.Message {
 	t.Helper()
-	e := &env{getenv: func(string) string { return "" }, log: newLogger(&strings.Builder{}, "")}
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, e)
+	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,17 +37,58 @@ func historyOf(t *testing.T, url, phone string) []conversation.Message {
 	return h
 }
 
+// saveTurn saves a turn now for phone in the store at url, as the server would.
+func saveTurn(t *testing.T, url, phone string, msgs []conversation.Message) {
+	t.Helper()
+	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, _ := conversation.New(s, nil)
+	if err := mem.SaveTurn(context.Background(), phone, msgs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameMessages fails unless got and want are the same messages, byte for byte.
+func sameMessages(t *testing.T, where string, got, want []conversation.Message) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d messages, want %d", where, len(got), len(want))
+	}
+	for j := range got {
+		if !got[j].Equal(want[j]) {
+			t.Fatalf("%s: message %d changed:\n%s\n%s", where, j, got[j].Content, want[j].Content)
+		}
+	}
+}
+
+// migrateOK runs mombot history migrate and returns its summary line.
+func migrateOK(t *testing.T, from, to string) string {
+	t.Helper()
+	out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", from, "--to", to)
+	if code != 0 {
+		t.Fatalf("migrate %s -> %s: exit %d\n%s%s", from, to, code, out, errOut)
+	}
+	if !strings.Contains(errOut, "100%") {
+		t.Errorf("no progress bar: %q", errOut)
+	}
+	return out
+}
+
 // migrateChain copies file -> each store in via -> file again, and checks
 // every hop keeps the histories byte for byte and re-running changes nothing.
 func migrateChain(t *testing.T, via ...string) {
 	dir := t.TempDir()
-	src := "file:" + filepath.Join(dir, "a.json")
+	path := filepath.Join(dir, "a.json")
+	src := "file:" + path
 	now := time.Now()
-	seed(t, strings.TrimPrefix(src, "file:"), now, "+14155551234",
+	seed(t, path, now, "+14155551234",
 		storetest.ToolTurn("find chicken", "toolu_1", "1. lemon", "1. Lemon chicken"),
 		storetest.TextTurn("number 1?", "30 minutes"))
-	seed(t, strings.TrimPrefix(src, "file:"), now, "+14155555678", storetest.TextTurn("hi", "hello"))
-	seed(t, strings.TrimPrefix(src, "file:"), now.Add(-2*time.Hour), "+19990000000", storetest.TextTurn("old", "gone"))
+	seed(t, path, now, "+14155555678", storetest.TextTurn("hi", "hello"))
+	seed(t, path, now.Add(-2*time.Hour), "+19990000000", storetest.TextTurn("old", "gone"))
 	want := map[string][]conversation.Message{
 		"+14155551234": historyOf(t, src, "+14155551234"),
 		"+14155555678": historyOf(t, src, "+14155555678"),
@@ -48,25 +96,19 @@ func migrateChain(t *testing.T, via ...string) {
 	chain := append([]string{src}, via...)
 	chain = append(chain, "file:"+filepath.Join(dir, "back.json"))
 	for i := 1; i < len(chain); i++ {
-		for range 2 { // safe to re-run
-			out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", chain[i-1], "--to", chain[i])
-			if code != 0 || !strings.Contains(out, "copied 2 conversations") {
-				t.Fatalf("migrate %s -> %s: exit %d\n%s%s", chain[i-1], chain[i], code, out, errOut)
-			}
-			if !strings.Contains(errOut, "100%") {
-				t.Errorf("no progress bar: %q", errOut)
-			}
+		out := migrateOK(t, chain[i-1], chain[i])
+		if !strings.Contains(out, "copied 2 conversations") {
+			t.Fatalf("first run: %s", out)
+		}
+		if expired := i == 1; expired != strings.Contains(out, "1 expired") {
+			t.Errorf("first run from %s: %s; want 1 expired only from the first store", chain[i-1], out)
+		}
+		// Safe to re-run: nothing more is copied.
+		if out := migrateOK(t, chain[i-1], chain[i]); !strings.Contains(out, "copied 0 conversations") || !strings.Contains(out, "2 already there") {
+			t.Fatalf("second run: %s", out)
 		}
 		for phone, msgs := range want {
-			got := historyOf(t, chain[i], phone)
-			if len(got) != len(msgs) {
-				t.Fatalf("%s: %s has %d messages, want %d", chain[i], phone, len(got), len(msgs))
-			}
-			for j := range got {
-				if !got[j].Equal(msgs[j]) {
-					t.Fatalf("%s: %s message %d changed:\n%s\n%s", chain[i], phone, j, got[j].Content, msgs[j].Content)
-				}
-			}
+			sameMessages(t, chain[i]+" "+phone, historyOf(t, chain[i], phone), msgs)
 		}
 		if h := historyOf(t, chain[i], "+19990000000"); len(h) != 0 {
 			t.Fatalf("%s: an expired conversation was copied", chain[i])
@@ -78,22 +120,52 @@ func TestMigrateFileSQLiteFile(t *testing.T) {
 	migrateChain(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"))
 }
 
-// TestMigrateRoundTrip is the issue's round trip: file -> sqlite -> redis -> file.
-func TestMigrateRoundTrip(t *testing.T) {
-	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
-	if url == "" {
+// testRedisURL returns MOMBOT_TEST_REDIS_URL with a key prefix of the
+// test's own, whose conversations are deleted when the test ends, or skips.
+func testRedisURL(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("MOMBOT_TEST_REDIS_URL")
+	if base == "" {
 		t.Skip("set MOMBOT_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/0) to run the Redis leg of the migration")
 	}
-	prefix := fmt.Sprintf("mombottest:migrate:%d:", time.Now().UnixNano())
-	redisURL := url + "?prefix=" + prefix
-	t.Cleanup(func() { cleanRedis(t, redisURL) })
-	migrateChain(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), redisURL)
+	url := withQuery(t, base, "prefix", "mombottest:migrate:"+rand.Text()[:12]+":")
+	t.Cleanup(func() { cleanRedis(t, url) })
+	return url
+}
+
+// withQuery returns url with the query parameter key set to value, whether
+// or not url has a query already.
+func withQuery(t *testing.T, url, key, value string) string {
+	t.Helper()
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func TestWithQuery(t *testing.T) {
+	for _, tt := range []struct{ url, want string }{
+		{"redis://h:1/0", "redis://h:1/0?prefix=p%3A"},
+		{"redis://h:1/0?read_timeout=2s", "redis://h:1/0?prefix=p%3A&read_timeout=2s"},
+	} {
+		if got := withQuery(t, tt.url, "prefix", "p:"); got != tt.want {
+			t.Errorf("withQuery(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
+
+// TestMigrateRoundTrip is the issue's round trip: file -> sqlite -> redis -> file.
+func TestMigrateRoundTrip(t *testing.T) {
+	migrateChain(t, "sqlite:"+filepath.Join(t.TempDir(), "m.db"), testRedisURL(t))
 }
 
 // cleanRedis deletes every conversation in the Redis store at url.
 func cleanRedis(t *testing.T, url string) {
-	e := &env{getenv: func(string) string { return "" }, log: newLogger(&strings.Builder{}, "")}
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, e)
+	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
 	if err != nil {
 		t.Log(err)
 		return
@@ -105,11 +177,167 @@ func cleanRedis(t *testing.T, url string) {
 	}
 }
 
-func TestMigrateBadInput(t *testing.T) {
-	if _, errOut, code := runCmd(t, nil, "history", "migrate", "--from", "a.json"); code != 2 || !strings.Contains(errOut, "--to") {
-		t.Fatalf("exit %d, %q", code, errOut)
+// TestMigrateKeepsNewerTurns: after the server has moved to the new store
+// and saved turns there, migrating again does not roll those conversations
+// back to the old store's copy.
+func TestMigrateKeepsNewerTurns(t *testing.T) {
+	targets := map[string]func(t *testing.T) string{
+		"file":   func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "new.json") },
+		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "new.db") },
+		"redis":  testRedisURL,
 	}
-	if _, errOut, code := runCmd(t, nil, "history", "migrate", "--from", "a.json", "--to", "a.json"); code != 2 || !strings.Contains(errOut, "same store") {
-		t.Fatalf("exit %d, %q", code, errOut)
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			to := target(t)
+			path := filepath.Join(t.TempDir(), "old.json")
+			from := "file:" + path
+			now := time.Now()
+			seed(t, path, now.Add(-time.Minute), "+14155551234", storetest.TextTurn("before the move", "ok"))
+			seed(t, path, now.Add(-time.Minute), "+14155555678", storetest.TextTurn("untouched", "ok"))
+			migrateOK(t, from, to)
+
+			saveTurn(t, to, "+14155551234", storetest.TextTurn("after the move", "noted"))
+			want := historyOf(t, to, "+14155551234")
+			if len(want) != 4 {
+				t.Fatalf("the target holds %d messages after a saved turn, want 4", len(want))
+			}
+			out := migrateOK(t, from, to)
+			if !strings.Contains(out, "copied 0 conversations") || !strings.Contains(out, "1 newer in the target") || !strings.Contains(out, "1 already there") {
+				t.Errorf("second run: %s", out)
+			}
+			sameMessages(t, "the continued conversation", historyOf(t, to, "+14155551234"), want)
+		})
+	}
+}
+
+// TestMigrateCompletesPartialCopy: a target conversation at the source's
+// last activity but with fewer turns (a copy interrupted by a crash, with a
+// store that cannot replace atomically) is completed by the next run.
+func TestMigrateCompletesPartialCopy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.json")
+	from, to := "file:"+path, "sqlite:"+filepath.Join(t.TempDir(), "new.db")
+	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("one", "1"), storetest.TextTurn("two", "2"))
+	want := historyOf(t, from, "+14155551234")
+
+	src, err := openStore(context.Background(), from, conversation.DefaultTimeout, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := src.Load(context.Background(), "+14155551234")
+	src.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst, err := openStore(context.Background(), to, conversation.DefaultTimeout, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Append(context.Background(), c.Phone, c.Turns[0], c.LastActive, conversation.Limits{Timeout: time.Hour, MaxTurns: 10}); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+
+	if out := migrateOK(t, from, to); !strings.Contains(out, "copied 1 conversations") {
+		t.Errorf("run over a partial copy: %s", out)
+	}
+	sameMessages(t, "the completed copy", historyOf(t, to, "+14155551234"), want)
+}
+
+// TestMigrateEmptyAfterRepair: a conversation of which repair left no turn
+// is neither copied nor counted as copied, and does not erase the target's.
+func TestMigrateEmptyAfterRepair(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.json")
+	last := time.Now().Format("2006-01-02T15:04:05.000000")
+	file := fmt.Sprintf(`{"+14155551234": {"last_active": %q, "turns": [{"messages": [{"role": "assistant", "content": "a reply to nothing"}]}]}}`, last)
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	to := "sqlite:" + filepath.Join(dir, "new.db")
+	out := migrateOK(t, "file:"+path, to)
+	if !strings.Contains(out, "copied 0 conversations") || !strings.Contains(out, "1 empty") {
+		t.Errorf("migrate of a conversation without a valid turn: %s", out)
+	}
+	if h := historyOf(t, to, "+14155551234"); len(h) != 0 {
+		t.Errorf("the target holds %d messages, want none", len(h))
+	}
+}
+
+// TestMigrateWithoutReplacer runs the copy into a store that cannot replace
+// atomically: the same policy holds through deletes and appends.
+func TestMigrateWithoutReplacer(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
+	src, dst := memstore.New(), memstore.New()
+	var _ conversation.Store = dst
+	if _, ok := conversation.Store(dst).(conversation.Replacer); ok {
+		t.Fatal("memstore is a Replacer; this test needs a store that is not")
+	}
+	add := func(s conversation.Store, phone, text string, at time.Time) {
+		t.Helper()
+		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.TextTurn(text, "ok")}, at, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(src, "+1", "copy me", now.Add(-time.Minute))
+	add(src, "+1", "and me", now.Add(-time.Minute))
+	add(src, "+2", "old copy", now.Add(-time.Minute))
+	add(dst, "+1", "stale", now.Add(-time.Hour))
+	add(dst, "+2", "live", now)
+	add(src, "+3", "expired", now.Add(-2*time.Hour))
+
+	r, err := migrate(ctx, src, dst, lim.Timeout, now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (migrateResult{copied: 1, newer: 1, expired: 1}); r != want {
+		t.Errorf("result %+v, want %+v", r, want)
+	}
+	for phone, want := range map[string]string{"+1": "copy me,and me", "+2": "live"} {
+		c, err := dst.Load(ctx, phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, tr := range c.Turns {
+			texts = append(texts, tr.Messages[0].Text())
+		}
+		if got := strings.Join(texts, ","); got != want {
+			t.Errorf("%s: turns %q, want %q", phone, got, want)
+		}
+	}
+}
+
+func TestMigrateBadInput(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.json")
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", a}, "--to"},
+		{[]string{"--from", a, "--to", a}, "same store"},
+		{[]string{"--from", a, "--to", "file:" + a}, "same store"},
+		{[]string{"--from", a, "--to", "file:" + filepath.Join(dir, ".", "sub", "..", "a.json")}, "same store"},
+		{[]string{"--from", "file:" + link, "--to", a}, "same store"},
+		{[]string{"--from", "sqlite:" + a, "--to", a}, "same store"},
+		{[]string{"--from", "redis://localhost/0", "--to", "redis://127.0.0.1:6379"}, "same store"},
+		{[]string{"--from", "redis://h:6379/0?prefix=p:", "--to", "rediss://h/0?prefix=p:"}, "same store"},
+		{[]string{"--from", a, "--to", "ftp://x"}, "unknown kind"},
+		{[]string{"--from", a, "--to", "sqlite:"}, "needs a path"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := runCmd(t, nil, append([]string{"history", "migrate"}, tt.args...)...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("migrate %q: exit %d, %q; want exit 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	if _, err := os.Stat(a); err == nil {
+		t.Error("a refused migration created the file")
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	neturl "net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +25,12 @@ type memoryConfig struct {
 	store    string
 	timeout  time.Duration
 	maxTurns int
+
+	// startWithoutRedis lets open succeed while a redis:// store does not
+	// answer (with a warning), for a server that answers without memory
+	// until Redis is back. Commands that only work on the store leave it
+	// off and fail at once.
+	startWithoutRedis bool
 }
 
 // register adds --store, --timeout and --max-turns to fs, with defaults
@@ -82,7 +90,7 @@ func parseTimeout(v string) (time.Duration, error) {
 // open opens the configured store and a memory over it. The caller closes
 // the store.
 func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, conversation.Store, error) {
-	store, err := openStore(ctx, c.store, c.timeout, e)
+	store, err := openStoreWith(ctx, c.store, storeOptions{startWithoutRedis: c.startWithoutRedis}, e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,49 +123,176 @@ func splitStoreURL(url string) (scheme, rest string) {
 	return scheme, strings.TrimPrefix(rest, "//")
 }
 
-// openStore opens the store a URL names: a plain path or file:PATH for the
-// JSON file, sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] for
-// Redis. An empty URL is the JSON file at its default path.
-func openStore(ctx context.Context, url string, timeout time.Duration, e *env) (conversation.Store, error) {
+// storeSpec is what a store URL names.
+type storeSpec struct {
+	kind string // "file", "sqlite" or "redis"
+	// path is the file of a file or sqlite store.
+	path string
+	// redisURL is a redis store's URL for go-redis: the URL without
+	// ?prefix=, which go-redis does not know.
+	redisURL string
+	// prefix is a redis store's key prefix; "" means redis.DefaultPrefix.
+	prefix string
+}
+
+// parseStoreURL reads a store URL: a plain path or file:PATH for the JSON
+// file, sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] (or
+// rediss://) for Redis. An empty URL, or file: alone, is the JSON file at
+// its default path. Errors are usage errors and never repeat a password.
+func parseStoreURL(url string) (storeSpec, error) {
 	scheme, rest := splitStoreURL(url)
 	switch scheme {
 	case "file":
 		if rest == "" {
 			rest = jsonfile.DefaultPath()
 		}
-		s, err := jsonfile.Open(rest, &jsonfile.Options{Logger: e.log})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", url, err)
-		}
-		return s, nil
+		return storeSpec{kind: "file", path: rest}, nil
 	case "sqlite":
 		if rest == "" {
-			return nil, usagef("store %q: sqlite: needs a path, like sqlite:data/mombot.db", url)
+			return storeSpec{}, usagef("store %q: sqlite: needs a path, like sqlite:data/mombot.db", url)
 		}
-		s, err := sqlite.Open(rest, &sqlite.Options{Logger: e.log, Timeout: timeout})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", url, err)
-		}
-		return s, nil
+		return storeSpec{kind: "sqlite", path: rest}, nil
 	case "redis", "rediss":
 		// ?prefix= chooses the key prefix, so several deployments (or
-		// tests) can share one database; go-redis does not know it.
+		// tests) can share one database.
 		u, err := neturl.Parse(url)
-		if err != nil {
-			return nil, usagef("store: %s is not a URL", redactURL(url))
+		if err != nil || u.Opaque != "" { // redis:host:port, without the slashes
+
+			return storeSpec{}, usagef("store: %s is not a redis://HOST:PORT/DB URL", redactURL(url))
 		}
 		q := u.Query()
 		prefix := q.Get("prefix")
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
-		s, err := redis.Open(ctx, u.String(), &redis.Options{Logger: e.log, Prefix: prefix})
+		return storeSpec{kind: "redis", redisURL: u.String(), prefix: prefix}, nil
+	default:
+		return storeSpec{}, usagef("store %q: unknown kind %q; use a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB", url, scheme)
+	}
+}
+
+// storeOptions are how a command wants its store opened.
+type storeOptions struct {
+	startWithoutRedis bool // see memoryConfig
+}
+
+// openStore opens the store a URL names, see parseStoreURL. The timeout is
+// no longer needed to open any store (stores take the policy with each
+// call); it stays so that existing callers compile.
+func openStore(ctx context.Context, url string, _ time.Duration, e *env) (conversation.Store, error) {
+	return openStoreWith(ctx, url, storeOptions{}, e)
+}
+
+// openStoreWith opens the store a URL names, see parseStoreURL.
+func openStoreWith(ctx context.Context, url string, o storeOptions, e *env) (conversation.Store, error) {
+	spec, err := parseStoreURL(url)
+	if err != nil {
+		return nil, err
+	}
+	switch spec.kind {
+	case "file":
+		s, err := jsonfile.Open(spec.path, &jsonfile.Options{Logger: e.log})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", url, err)
+		}
+		return s, nil
+	case "sqlite":
+		s, err := sqlite.Open(spec.path, &sqlite.Options{Logger: e.log})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", url, err)
+		}
+		return s, nil
+	default:
+		s, err := redis.Open(ctx, spec.redisURL, &redis.Options{Logger: e.log, Prefix: spec.prefix, AllowUnreachable: o.startWithoutRedis})
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", redactURL(url), err)
 		}
 		return s, nil
-	default:
-		return nil, usagef("store %q: unknown kind %q; use a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB", url, scheme)
 	}
+}
+
+// sameStore reports whether two store URLs name the same storage, however
+// they are spelled: file:x.json, x.json and ./x.json are one file, so are
+// a path and a symbolic link to it; redis://localhost/0 and
+// redis://127.0.0.1:6379 are one database, and under one prefix one store.
+func sameStore(a, b string) (bool, error) {
+	sa, err := parseStoreURL(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := parseStoreURL(b)
+	if err != nil {
+		return false, err
+	}
+	if (sa.kind == "redis") != (sb.kind == "redis") {
+		return false, nil
+	}
+	if sa.kind == "redis" {
+		return redisIdentity(sa) == redisIdentity(sb), nil
+	}
+	// A JSON file and an SQLite database on one path are one file too.
+	pa, pb := resolvePath(sa.path), resolvePath(sb.path)
+	if pa == pb {
+		return true, nil
+	}
+	fa, erra := os.Stat(pa)
+	fb, errb := os.Stat(pb)
+	return erra == nil && errb == nil && os.SameFile(fa, fb), nil
+}
+
+// resolvePath returns path absolute, clean and with symbolic links
+// resolved, also a link to a file not created yet.
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	for range 40 { // as many links as Linux follows
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = target
+	}
+	// The file does not exist yet; its folder may be a link.
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// redisIdentity names the keys a redis store uses: server, database and
+// prefix, with go-redis's defaults filled in (port 6379, database 0,
+// prefix "mombot:") and the loopback host's spellings made one.
+func redisIdentity(s storeSpec) string {
+	u, _ := neturl.Parse(s.redisURL) // parsed once already
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	switch host {
+	case "", "localhost", "::1", "127.0.0.1":
+		host = "loopback"
+	}
+	if port == "" {
+		port = "6379"
+	}
+	db := strings.Trim(u.Path, "/")
+	if db == "" {
+		db = u.Query().Get("db")
+	}
+	if n, err := strconv.Atoi(db); err == nil {
+		db = strconv.Itoa(n)
+	} else if db == "" {
+		db = "0"
+	}
+	prefix := s.prefix
+	if prefix == "" {
+		prefix = redis.DefaultPrefix
+	}
+	return net.JoinHostPort(host, port) + "/" + db + "/" + prefix
 }
 
 // redactURL returns url without the password it may carry, for messages.
@@ -167,4 +302,13 @@ func redactURL(raw string) string {
 		return "redis URL (unparsable)"
 	}
 	return u.Redacted()
+}
+
+// displayStore returns a store URL fit for output: a redis URL without its
+// password, anything else as given.
+func displayStore(url string) string {
+	if scheme, _ := splitStoreURL(url); scheme == "redis" || scheme == "rediss" {
+		return redactURL(url)
+	}
+	return url
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"os/exec"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -95,4 +97,34 @@ func open(tb testing.TB, prefix string, opts *redis.Options) *redis.Store {
 		}
 	})
 	return s
+}
+
+// freePort returns a TCP port on 127.0.0.1 that nothing listens on.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startServer starts a redis-server of the test's own, without persistence,
+// on port, and stops it when the test ends. It skips the test when there is
+// no redis-server on PATH.
+func startServer(tb testing.TB, port int) {
+	tb.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		tb.Skip("redis-server is not on PATH: the test needs a Redis of its own to start")
+	}
+	cmd := exec.Command("redis-server", "--port", fmt.Sprint(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
 }

@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"strings"
 	"sync"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -19,15 +20,50 @@ var _ conversation.Store = (*Store)(nil)
 // DefaultPrefix is the key prefix when [Options].Prefix is empty.
 const DefaultPrefix = "mombot:"
 
+// Timeouts of every call to Redis, unless the URL given to [Open] sets
+// them (dial_timeout, read_timeout, write_timeout, max_retries). go-redis's
+// own defaults (5 s to dial, tried 5 times, 3 s to read, 3 retries) let one
+// call to a Redis that drops packets take over a minute; with these it fails
+// within about 2 s (two dials of 1 s), and a Redis that accepts but does not
+// answer within 1 s.
+const (
+	// DefaultDialTimeout bounds one attempt to connect; a connection is
+	// attempted twice.
+	DefaultDialTimeout = time.Second
+	// DefaultReadTimeout bounds the wait for a reply. Every command the
+	// store and its helpers send is short: a script over one phone's two
+	// keys, or a SCAN step or pipeline of at most 1,000 keys.
+	DefaultReadTimeout = time.Second
+	// DefaultWriteTimeout bounds sending a command.
+	DefaultWriteTimeout = time.Second
+)
+
+// dialAttempts is how many times a new connection is attempted before a
+// call fails.
+const dialAttempts = 2
+
 // Options configure [Open]. The zero value means the defaults.
 type Options struct {
 	// Prefix is put in front of every key the store, its [Locker] and its
 	// [Dedup] use, so that several deployments or tests can share one
 	// database; "" means DefaultPrefix.
+	//
+	// The Store talks to one Redis server, not to a Redis Cluster. Its
+	// scripts use both keys of a conversation, which on a cluster must
+	// hash to one slot: a prefix with a hash tag, such as "{mombot}:",
+	// would keep every key in one slot. Per-phone hash tags ("{+1415...}")
+	// would spread the keys but rename those of existing data, so they are
+	// not used.
 	Prefix string
 	// Logger receives the turns dropped as invalid on load, lost locks and
-	// the persistence warning of Open; nil means slog.Default().
+	// the warnings of Open; nil means slog.Default().
 	Logger *slog.Logger
+	// AllowUnreachable makes Open succeed when Redis does not answer: it
+	// logs a warning and returns the store, whose calls fail until Redis
+	// answers and work from then on. A server that can answer without
+	// memory sets it, so that it can start while Redis is down. A URL
+	// that does not parse fails either way.
+	AllowUnreachable bool
 }
 
 // Store is a [conversation.Store] on Redis. It is safe for concurrent use by
@@ -43,8 +79,15 @@ type Store struct {
 }
 
 // Open connects to the Redis at url, of the form redis://[:PASSWORD@]HOST:PORT/DB
-// (rediss:// for TLS), and checks that it answers before ctx is done. The
-// caller must [Store.Close] the store.
+// (rediss:// for TLS), and checks that it answers before ctx is done, unless
+// [Options].AllowUnreachable is set. The URL may carry go-redis's options as
+// query parameters (read_timeout=2s, ...). The caller must [Store.Close]
+// the store.
+//
+// Calls fail rather than wait when Redis is unreachable: see
+// DefaultDialTimeout. A failed call is not retried, because a command whose
+// reply was lost may have run, and none of the store's writes (a turn's
+// append, a dedup's SET NX, a queue's LPOP) may run twice.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -65,14 +108,41 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("redis: open: %w", err)
 	}
+	setTimeouts(ropts, url)
 	rdb := goredis.NewClient(ropts)
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		rdb.Close()
-		return nil, fmt.Errorf("redis: open %s: %w", ropts.Addr, err)
-	}
 	s := &Store{rdb: rdb, prefix: o.Prefix, log: o.Logger}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		if !o.AllowUnreachable {
+			rdb.Close()
+			return nil, fmt.Errorf("redis: open %s: %w", ropts.Addr, err)
+		}
+		o.Logger.WarnContext(ctx, "redis: not answering; going on without it until it does",
+			"addr", ropts.Addr, "err", err)
+		return s, nil
+	}
 	s.checkPersistence(ctx)
 	return s, nil
+}
+
+// setTimeouts applies the package's timeouts to what the URL leaves unset.
+func setTimeouts(o *goredis.Options, url string) {
+	var q neturl.Values
+	if u, err := neturl.Parse(url); err == nil { // ParseURL accepted it
+		q = u.Query()
+	}
+	if !q.Has("dial_timeout") {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if !q.Has("read_timeout") {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if !q.Has("write_timeout") {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if !q.Has("max_retries") {
+		o.MaxRetries = -1 // none
+	}
+	o.DialerRetries = dialAttempts
 }
 
 // checkPersistence warns when Redis keeps no append-only file, so that a

@@ -28,7 +28,8 @@ const ttlSlack = time.Second
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. A last activity that is not a
-// number, written by someone else, counts as expired.
+// number, written by someone else, counts as expired, and so does a missing
+// one: the turns list is then deleted before the push.
 //
 // Redis does not undo a script that fails half way, so everything that can
 // fail is checked before the first write.
@@ -38,11 +39,12 @@ if kind ~= 'list' and kind ~= 'none' then
 	return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds a ' .. kind .. ', not a list of turns')
 end
 local last = redis.call('GET', KEYS[1])
-if last then
-	local l = tonumber(last)
-	if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
-		redis.call('DEL', KEYS[2])
-	end
+local l = last and tonumber(last)
+if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
+	-- No conversation, or an expired one. Turns without their last
+	-- activity (evicted or deleted by hand) are no conversation either and
+	-- must not come back into the new one.
+	redis.call('DEL', KEYS[2])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 redis.call('RPUSH', KEYS[2], ARGV[5])

@@ -1,12 +1,17 @@
 package redis_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -388,5 +393,247 @@ func TestAppendFailsWhole(t *testing.T) {
 	}
 	if got, _ := rdb.Get(ctx, prefix+"last:"+phone).Result(); got != fmt.Sprint(storetest.Start.UnixMicro()) {
 		t.Fatalf("a failed Append changed the last activity to %s", got)
+	}
+}
+
+func TestReplacer(t *testing.T) {
+	url := testURL(t)
+	storetest.RunReplacer(t, func(t *testing.T) storetest.Opener {
+		prefix := newPrefix(t)
+		return func() (conversation.Store, error) {
+			return redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: quiet})
+		}
+	})
+}
+
+// TestReplaceTTL: the copied conversation's keys expire like a saved one's.
+func TestReplaceTTL(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	c := conversation.Conversation{Phone: phone, LastActive: time.Now(), Turns: []conversation.Turn{turn("hi", "hello")}}
+	if ok, err := s.Replace(ctx, c, 10*time.Minute); !ok || err != nil {
+		t.Fatalf("Replace = %v, %v", ok, err)
+	}
+	for _, k := range []string{prefix + "last:" + phone, prefix + "turns:" + phone} {
+		ttl, err := rdb.PTTL(ctx, k).Result()
+		if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute+time.Second {
+			t.Errorf("TTL of %s = %v (err %v), want the 10m timeout plus at most a second", strings.TrimPrefix(k, prefix), ttl, err)
+		}
+	}
+}
+
+// TestReplaceFailsWhole: a Replace that Redis refuses, here because someone
+// put a string where the turns belong, changes nothing.
+func TestReplaceFailsWhole(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("one", "1"), storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, prefix+"turns:"+phone, "not a list", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := conversation.Conversation{Phone: phone, LastActive: storetest.Start.Add(time.Minute), Turns: []conversation.Turn{turn("two", "2")}}
+	if _, err := s.Replace(ctx, c, time.Hour); err == nil || !strings.HasPrefix(err.Error(), "redis: replace: ") {
+		t.Fatalf("Replace over a string: err = %v, want a redis: replace error", err)
+	}
+	if got, _ := rdb.Get(ctx, prefix+"last:"+phone).Result(); got != fmt.Sprint(storetest.Start.UnixMicro()) {
+		t.Fatalf("a failed Replace changed the last activity to %s", got)
+	}
+}
+
+// TestAppendDropsOrphanTurns: turns whose last activity key is gone (evicted
+// by maxmemory, deleted by hand) are no conversation; a save starts a new
+// one without them.
+func TestAppendDropsOrphanTurns(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	now := storetest.Start
+	for _, text := range []string{"stale1", "stale2"} {
+		if err := s.Append(ctx, phone, turn(text, "old"), now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.Del(ctx, prefix+"last:"+phone).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("Load without the last activity: err = %v, want ErrNotFound", err)
+	}
+	if err := s.Append(ctx, phone, turn("fresh", "new"), now.Add(time.Minute), lim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(turnTexts(c), ","); got != "fresh" {
+		t.Fatalf("turns after a save over orphan turns = %q, want only fresh", got)
+	}
+}
+
+// TestOpenUnreachable: with AllowUnreachable, a store opens while Redis is
+// down, says so in the log, fails its calls, and works once Redis is up.
+func TestOpenUnreachable(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not on PATH: the test needs a Redis of its own to start")
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	ctx := context.Background()
+	if s, err := redis.Open(ctx, url, &redis.Options{Logger: quiet}); err == nil {
+		s.Close()
+		t.Fatal("Open of a Redis that is down succeeded without AllowUnreachable")
+	}
+	var logs bytes.Buffer
+	s, err := redis.Open(ctx, url, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), AllowUnreachable: true, Prefix: "mombot-test:down:"})
+	if err != nil {
+		t.Fatalf("Open with AllowUnreachable: %v", err)
+	}
+	defer s.Close()
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "not answering") {
+		t.Errorf("log = %q, want a warning that Redis does not answer", logs.String())
+	}
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("lost", "x"), storetest.Start, lim); err == nil {
+		t.Fatal("Append succeeded with Redis down")
+	}
+	if err := s.Ping(ctx); err == nil {
+		t.Fatal("Ping succeeded with Redis down")
+	}
+
+	startServer(t, port)
+	for deadline := time.Now().Add(15 * time.Second); s.Ping(ctx) != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the store did not reach Redis once it was up")
+		}
+	}
+	if err := s.Append(ctx, phone, turn("kept", "y"), storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil || strings.Join(turnTexts(c), ",") != "kept" {
+		t.Fatalf("Load = %q, %v; want the turn saved once Redis was up", turnTexts(c), err)
+	}
+}
+
+// TestCallsFailWithoutRetry: a call to a Redis that takes commands but
+// never answers (hung, or its replies lost) fails after one attempt. go-redis
+// would otherwise send it again on a new connection, up to three times, each
+// after a full read timeout; and a save whose reply was lost may have run, so
+// sending it again could store the turn twice.
+func TestCallsFailWithoutRetry(t *testing.T) {
+	srv := newSilentServer(t)
+	ctx := context.Background()
+	s, err := redis.Open(ctx, "redis://"+srv.addr()+"/0", &redis.Options{Logger: quiet, AllowUnreachable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := srv.calls("PING"); got != 1 {
+		t.Fatalf("Open sent PING %d times to a server that does not answer, want once", got)
+	}
+	if err := s.Append(ctx, "+1", turn("q", "a"), storetest.Start, lim); err == nil {
+		t.Fatal("Append to a server that does not answer succeeded")
+	}
+	if got := srv.calls("EVALSHA"); got != 1 {
+		t.Fatalf("Append sent its script %d times, want once", got)
+	}
+}
+
+// silentServer speaks just enough of the Redis protocol for a client to
+// connect (HELLO is refused, so the client falls back to RESP2; CLIENT
+// SETINFO is accepted) and then never answers a command. It counts the
+// commands it receives.
+type silentServer struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	seen  map[string]int
+}
+
+func newSilentServer(t *testing.T) *silentServer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &silentServer{ln: ln, seen: map[string]int{}}
+	go srv.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		srv.mu.Lock()
+		defer srv.mu.Unlock()
+		for _, c := range srv.conns {
+			c.Close()
+		}
+	})
+	return srv
+}
+
+func (srv *silentServer) addr() string { return srv.ln.Addr().String() }
+
+func (srv *silentServer) calls(cmd string) int {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.seen[cmd]
+}
+
+func (srv *silentServer) serve() {
+	for {
+		c, err := srv.ln.Accept()
+		if err != nil {
+			return
+		}
+		srv.mu.Lock()
+		srv.conns = append(srv.conns, c)
+		srv.mu.Unlock()
+		go srv.handle(c)
+	}
+}
+
+// handle reads commands, arrays of bulk strings, from c.
+func (srv *silentServer) handle(c net.Conn) {
+	r := bufio.NewReader(c)
+	line := func() string {
+		l, _ := r.ReadString('\n')
+		return strings.TrimRight(l, "\r\n")
+	}
+	for {
+		head := line()
+		if !strings.HasPrefix(head, "*") {
+			return
+		}
+		n, _ := strconv.Atoi(head[1:])
+		var args []string
+		for range n {
+			size, _ := strconv.Atoi(strings.TrimPrefix(line(), "$"))
+			buf := make([]byte, size+2)
+			if _, err := io.ReadFull(r, buf); err != nil {
+				return
+			}
+			args = append(args, string(buf[:size]))
+		}
+		if len(args) == 0 {
+			return
+		}
+		cmd := strings.ToUpper(args[0])
+		srv.mu.Lock()
+		srv.seen[cmd]++
+		srv.mu.Unlock()
+		switch cmd {
+		case "HELLO":
+			io.WriteString(c, "-ERR unknown command 'HELLO'\r\n")
+		case "CLIENT":
+			io.WriteString(c, "+OK\r\n")
+		}
 	}
 }

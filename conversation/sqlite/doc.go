@@ -17,6 +17,9 @@
 // The file and its -wal and -shm companions are created with mode 0600.
 //
 // A conversation whose person never comes back would stay on disk forever;
-// [Store.Sweep] deletes every conversation inactive since a cutoff, and
-// [Options].SweepEvery runs it in the background.
+// [Store.Sweep] deletes every conversation inactive since a cutoff. The
+// store is a [conversation.Sweeper], so [conversation.Memory.Sweep] runs it
+// with the memory's own timeout and clock; the server calls that
+// periodically, for this store and the JSON file alike, so there is one
+// sweep and one timeout to configure.
 package sqlite

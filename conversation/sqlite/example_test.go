@@ -19,12 +19,9 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	// A server opens the store once, sweeping expired conversations every
-	// ten minutes, and closes it on shutdown.
-	store, err := sqlite.Open(filepath.Join(dir, "mombot.db"), &sqlite.Options{
-		SweepEvery: 10 * time.Minute,
-		Timeout:    conversation.DefaultTimeout,
-	})
+	// A server opens the store once and closes it on shutdown; now and
+	// then it calls mem.Sweep to delete expired conversations.
+	store, err := sqlite.Open(filepath.Join(dir, "mombot.db"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,6 +23,8 @@ const (
 		INSERT INTO turns (phone, seq, json)
 		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2)`
 
+	queryInsertTurnAt = `INSERT INTO turns (phone, seq, json) VALUES (?1, ?2, ?3)`
+
 	// queryCapTurns keeps the newest ?2+1 turns: it deletes those older
 	// than the (?2+1)-th newest. With fewer turns the subquery is NULL and
 	// nothing is deleted.

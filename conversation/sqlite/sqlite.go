@@ -32,22 +32,12 @@ const maxConns = 8
 
 // Options configure [Open]. The zero value means the defaults.
 type Options struct {
-	// Logger receives the turns dropped as invalid on load and the
-	// background sweep's reports; nil means slog.Default().
+	// Logger receives the turns dropped as invalid on load; nil means
+	// slog.Default().
 	Logger *slog.Logger
 	// BusyTimeout is how long a statement waits for a lock that another
 	// process holds before it fails; 0 means DefaultBusyTimeout.
 	BusyTimeout time.Duration
-	// SweepEvery, when positive, starts a goroutine that calls [Store.Sweep]
-	// once at start and then every SweepEvery until [Store.Close]; 0 means
-	// no background sweep.
-	SweepEvery time.Duration
-	// Timeout is the inactivity after which the background sweep deletes a
-	// conversation; 0 means conversation.DefaultTimeout. Give it the
-	// timeout of the [conversation.Memory] that uses the store.
-	Timeout time.Duration
-	// Now is the background sweep's clock; nil means time.Now.
-	Now func() time.Time
 }
 
 // Store is a [conversation.Store] on an SQLite database file. It is safe for
@@ -62,9 +52,6 @@ type Store struct {
 	// here, where a context can end the wait, leaves the busy timeout to
 	// contention with other processes.
 	write chan struct{}
-
-	stopSweep context.CancelFunc
-	swept     chan struct{} // closed when the sweep goroutine has ended
 
 	closeOnce sync.Once
 	closeErr  error
@@ -84,20 +71,14 @@ func Open(path string, opts *Options) (*Store, error) {
 	case strings.ContainsAny(path, "?#"):
 		// The driver reads what follows '?' as connection parameters.
 		return nil, fmt.Errorf("sqlite: open %s: path must not contain '?' or '#'", path)
-	case o.BusyTimeout < 0 || o.SweepEvery < 0 || o.Timeout < 0:
-		return nil, errors.New("sqlite: open: negative duration in options")
+	case o.BusyTimeout < 0:
+		return nil, errors.New("sqlite: open: negative busy timeout")
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
-	}
-	if o.Timeout == 0 {
-		o.Timeout = conversation.DefaultTimeout
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 
 	// SQLite creates a database with mode 0644 less the umask, and gives
@@ -125,13 +106,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	s := &Store{db: db, log: o.Logger, write: make(chan struct{}, 1)}
-	if o.SweepEvery > 0 {
-		sweepCtx, stop := context.WithCancel(context.Background())
-		s.stopSweep, s.swept = stop, make(chan struct{})
-		go s.sweepLoop(sweepCtx, o.SweepEvery, o.Timeout, o.Now)
-	}
-	return s, nil
+	return &Store{db: db, log: o.Logger, write: make(chan struct{}, 1)}, nil
 }
 
 // dsn returns the driver's name for the database at path with the settings
@@ -149,14 +124,10 @@ func dsn(path string, busy time.Duration) string {
 		path, busy.Milliseconds())
 }
 
-// Close stops the background sweep, waiting for a sweep under way to end, and
-// closes the database. Calls after the first return the first's result.
+// Close closes the database. Calls after the first return the first's
+// result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if s.stopSweep != nil {
-			s.stopSweep()
-			<-s.swept
-		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
 		}

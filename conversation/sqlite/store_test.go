@@ -102,7 +102,6 @@ func TestOpenErrors(t *testing.T) {
 		{"query in path", filepath.Join(dir, "a.db?mode=ro"), nil},
 		{"missing directory", filepath.Join(dir, "no", "such", "dir", "a.db"), nil},
 		{"negative busy timeout", filepath.Join(dir, "b.db"), &sqlite.Options{BusyTimeout: -time.Second}},
-		{"negative sweep interval", filepath.Join(dir, "c.db"), &sqlite.Options{SweepEvery: -time.Second}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

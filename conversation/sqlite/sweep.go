@@ -18,6 +18,10 @@ const sweepBatch = 500
 //
 // Sweep deletes in batches, each its own transaction; when ctx ends or a batch
 // fails it returns the number deleted so far with the error.
+//
+// The store runs no sweep of its own: [conversation.Memory.Sweep] calls this
+// with the memory's timeout and clock, and mombot serve does so every ten
+// minutes for the JSON and SQLite stores alike.
 func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	total := 0
 	for {
@@ -28,30 +32,6 @@ func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 		}
 		if n < sweepBatch {
 			return total, nil
-		}
-	}
-}
-
-// sweepLoop sweeps conversations inactive for more than timeout at once and
-// then every interval, until ctx ends.
-func (s *Store) sweepLoop(ctx context.Context, every, timeout time.Duration, now func() time.Time) {
-	defer close(s.swept)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		n, err := s.Sweep(ctx, now().Add(-timeout-time.Nanosecond))
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			s.log.ErrorContext(ctx, "sqlite: sweep of expired conversations failed", "deleted", n, "err", err)
-		case n > 0:
-			s.log.InfoContext(ctx, "sqlite: swept expired conversations", "deleted", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
 		}
 	}
 }

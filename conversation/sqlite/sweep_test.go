@@ -1,17 +1,13 @@
 package sqlite_test
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
@@ -45,6 +41,9 @@ func TestSweep(t *testing.T) {
 	}
 	for _, sv := range saves {
 		_, err := s.Load(ctx, sv.phone)
+		if err != nil && !errors.Is(err, conversation.ErrNotFound) {
+			t.Fatal(err)
+		}
 		if gone := err != nil; gone != sv.swept {
 			t.Errorf("%s last active %v: Load err = %v, want swept %v", sv.phone, sv.at.Sub(cutoff), err, sv.swept)
 		}
@@ -99,15 +98,16 @@ func TestSweepThroughMemory(t *testing.T) {
 	}
 }
 
-func TestBackgroundSweep(t *testing.T) {
+// TestSweepAtTheBoundary sweeps through a Memory, as the server does: a
+// conversation exactly at the timeout is not expired (History would still
+// serve it) and stays; one nanosecond later it goes.
+func TestSweepAtTheBoundary(t *testing.T) {
+	s, _ := open(t, nil)
 	clock := storetest.NewClock(storetest.Start)
-	logs := &syncBuffer{}
-	s, _ := open(t, &sqlite.Options{
-		SweepEvery: 5 * time.Millisecond,
-		Timeout:    time.Minute,
-		Now:        clock.Now,
-		Logger:     slog.New(slog.NewTextHandler(logs, nil)),
-	})
+	mem, err := conversation.New(s, &conversation.Options{Timeout: time.Minute, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	at := func(d time.Duration) time.Time { return storetest.Start.Add(d) }
 	for phone, last := range map[string]time.Time{
@@ -119,44 +119,30 @@ func TestBackgroundSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitGone(t, s, "+1")
-	clock.Advance(time.Nanosecond)
-	waitGone(t, s, "+2")
-	if _, err := s.Load(ctx, "+3"); err != nil {
-		t.Fatalf("the background sweep deleted an active conversation: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if l := logs.String(); !strings.Contains(l, "swept expired conversations") {
-		t.Errorf("log = %q, want a report of the sweep", l)
-	}
-}
-
-// waitGone waits for the background sweep to delete phone's conversation.
-func waitGone(t *testing.T, s *sqlite.Store, phone string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if _, err := s.Load(context.Background(), phone); err != nil {
-			return
+	sweep := func(want int) {
+		t.Helper()
+		if n, err := mem.Sweep(ctx); n != want || err != nil {
+			t.Fatalf("Sweep at %v = %d, %v; want %d, nil", clock.Now().Sub(storetest.Start), n, err, want)
 		}
 	}
-	t.Fatalf("the background sweep did not delete %s", phone)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	present := func(phone string, want bool) {
+		t.Helper()
+		_, err := s.Load(ctx, phone)
+		switch {
+		case want && err != nil:
+			t.Fatalf("%s: Load err = %v, want it still stored", phone, err)
+		case !want && !errors.Is(err, conversation.ErrNotFound):
+			t.Fatalf("%s: Load err = %v, want ErrNotFound", phone, err)
+		}
+	}
+	sweep(1)
+	present("+1", false)
+	present("+2", true)
+	if h, err := mem.History(ctx, "+2"); err != nil || len(h) != 2 {
+		t.Fatalf("History at the timeout = %d messages, %v; want the conversation", len(h), err)
+	}
+	clock.Advance(time.Nanosecond)
+	sweep(1)
+	present("+2", false)
+	present("+3", true)
 }

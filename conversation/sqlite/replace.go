@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+var _ conversation.Replacer = (*Store)(nil)
+
+// Replace implements [conversation.Replacer] in one BEGIN IMMEDIATE
+// transaction: it reads the stored last activity, and unless that is newer
+// deletes the conversation's rows and writes c's.
+func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time.Duration) (bool, error) {
+	data := make([][]byte, len(c.Turns))
+	for i, t := range c.Turns {
+		b, err := t.MarshalJSON()
+		if err != nil {
+			return false, fmt.Errorf("sqlite: replace: %w", err)
+		}
+		data[i] = b
+	}
+	if err := s.lockWrite(ctx); err != nil {
+		return false, fmt.Errorf("sqlite: replace: %w", err)
+	}
+	defer s.unlockWrite()
+	replaced, err := s.replace(ctx, c.Phone, c.LastActive.UnixNano(), data)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: replace: %w", err)
+	}
+	return replaced, nil
+}
+
+func (s *Store) replace(ctx context.Context, phone string, last int64, turns [][]byte) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, see dsn
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+
+	var stored int64
+	err = tx.QueryRowContext(ctx, queryLastActive, phone).Scan(&stored)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, err
+	case stored > last:
+		return false, nil
+	}
+	// The turns go with the conversation (ON DELETE CASCADE).
+	if _, err := tx.ExecContext(ctx, queryDelete, phone); err != nil {
+		return false, err
+	}
+	if _, err := tx.ExecContext(ctx, queryInsertConv, phone, last); err != nil {
+		return false, err
+	}
+	for i, t := range turns {
+		if _, err := tx.ExecContext(ctx, queryInsertTurnAt, phone, i+1, t); err != nil {
+			return false, err
+		}
+	}
+	return true, tx.Commit()
+}
