@@ -74,6 +74,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A server answers without memory until Redis answers, rather than
+	// not at all.
+	cfg.mem.startWithoutRedis = true
 	a, mem, store, err := cfg.open(ctx, e)
 	if err != nil {
 		return err

@@ -135,3 +135,40 @@ func TestServeRedisDown(t *testing.T) {
 		t.Errorf("the outage was not logged:\n%s", logs)
 	}
 }
+
+// TestServeStartsWithRedisDown: a server (re)started while its Redis is
+// down starts anyway, answers without history and says it is degraded;
+// once Redis answers, memory works without a restart.
+func TestServeStartsWithRedisDown(t *testing.T) {
+	r := startRedis(t)
+	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
+	echoMarkers(f.claude, 0)
+	r.kill()
+	p := f.start()
+	waitHealth(t, p, "degraded")
+	n := 0
+	say := func(key string) []string {
+		t.Helper()
+		n++
+		body := delivery(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.startdown.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
+		if code := p.deliver(body); code != 200 {
+			t.Fatalf("delivery of %s: %d", key, code)
+		}
+		sent := waitSent(t, f.graph, n, 30*time.Second)
+		if got := sent[n-1].Body; got != "re "+key {
+			t.Fatalf("reply %q, want %q", got, "re "+key)
+		}
+		reqs := f.claude.Requests()
+		return markers(reqs[len(reqs)-1].Params.Messages)
+	}
+	if got := say("d1"); !slices.Equal(got, []string{"d1"}) {
+		t.Errorf("with Redis down the model saw %q, want the message alone", got)
+	}
+	r.start()
+	waitHealth(t, p, "ok")
+	say("e1")
+	if got := say("e2"); !slices.Equal(got, []string{"e1", "e2"}) {
+		t.Errorf("with Redis up the model saw %q, want the previous turn too", got)
+	}
+	p.stop()
+}
