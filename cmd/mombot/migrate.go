@@ -36,12 +36,12 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if same {
 		return usagef("history migrate: --from and --to name the same store")
 	}
-	src, err := openStore(ctx, *from, cfg.timeout, e)
+	src, err := openStore(ctx, *from, e)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	dst, err := openStore(ctx, *to, cfg.timeout, e)
+	dst, err := openStore(ctx, *to, e)
 	if err != nil {
 		return err
 	}

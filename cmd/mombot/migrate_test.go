@@ -24,7 +24,7 @@ func quietEnv() *env {
 // historyOf returns phone's messages in the store at url, as History gives them.
 func historyOf(t *testing.T, url, phone string) []conversation.Message {
 	t.Helper()
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
+	s, err := openStore(context.Background(), url, quietEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func historyOf(t *testing.T, url, phone string) []conversation.Message {
 // saveTurn saves a turn now for phone in the store at url, as the server would.
 func saveTurn(t *testing.T, url, phone string, msgs []conversation.Message) {
 	t.Helper()
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
+	s, err := openStore(context.Background(), url, quietEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 
 // cleanRedis deletes every conversation in the Redis store at url.
 func cleanRedis(t *testing.T, url string) {
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, quietEnv())
+	s, err := openStore(context.Background(), url, quietEnv())
 	if err != nil {
 		t.Log(err)
 		return
@@ -219,7 +219,7 @@ func TestMigrateCompletesPartialCopy(t *testing.T) {
 	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("one", "1"), storetest.TextTurn("two", "2"))
 	want := historyOf(t, from, "+14155551234")
 
-	src, err := openStore(context.Background(), from, conversation.DefaultTimeout, quietEnv())
+	src, err := openStore(context.Background(), from, quietEnv())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestMigrateCompletesPartialCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dst, err := openStore(context.Background(), to, conversation.DefaultTimeout, quietEnv())
+	dst, err := openStore(context.Background(), to, quietEnv())
 	if err != nil {
 		t.Fatal(err)
 	}

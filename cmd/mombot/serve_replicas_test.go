@@ -64,7 +64,7 @@ func prefixedRedisURL(tb testing.TB, base string) string {
 func storedHistory(tb testing.TB, url, phone string) []conversation.Message {
 	tb.Helper()
 	e := &env{getenv: func(string) string { return "" }, log: newLogger(io.Discard, "")}
-	s, err := openStore(context.Background(), url, conversation.DefaultTimeout, e)
+	s, err := openStore(context.Background(), url, e)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -175,10 +175,9 @@ type storeOptions struct {
 	startWithoutRedis bool // see memoryConfig
 }
 
-// openStore opens the store a URL names, see parseStoreURL. The timeout is
-// no longer needed to open any store (stores take the policy with each
-// call); it stays so that existing callers compile.
-func openStore(ctx context.Context, url string, _ time.Duration, e *env) (conversation.Store, error) {
+// openStore opens the store a URL names, see parseStoreURL, with the
+// default options.
+func openStore(ctx context.Context, url string, e *env) (conversation.Store, error) {
 	return openStoreWith(ctx, url, storeOptions{}, e)
 }
 
