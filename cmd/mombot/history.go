@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/conversation/jsonfile"
 )
 
 const historyUsage = `Usage:
@@ -103,27 +102,14 @@ func (e noStoreFileError) Error() string {
 // exist: a mistyped --store is reported, and no folder, file or lock file is
 // created for it.
 func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversation.Memory, conversation.Store, error) {
-	scheme, path := splitStoreURL(cfg.store)
-	if scheme != "file" {
-		return cfg.open(ctx, e)
-	}
-	defaulted := path == ""
-	if defaulted {
-		path = jsonfile.DefaultPath()
-	}
-	store, err := jsonfile.Open(path, &jsonfile.Options{Logger: e.log, MustExist: true})
+	cfg.mustExist = true
+	mem, store, err := cfg.open(ctx, e)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, noStoreFileError{path: path, defaulted: defaulted}
+		spec, _ := parseStoreURL(cfg.store) // parsed by open already
+		_, rest := splitStoreURL(cfg.store)
+		return nil, nil, noStoreFileError{path: spec.path, defaulted: rest == ""}
 	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	mem, err := conversation.New(store, &conversation.Options{Timeout: cfg.timeout, MaxTurns: cfg.maxTurns})
-	if err != nil {
-		store.Close()
-		return nil, nil, err
-	}
-	return mem, store, nil
+	return mem, store, err
 }
 
 // parseInterleaved parses args with fs, letting flags come before, between

@@ -31,6 +31,11 @@ type memoryConfig struct {
 	// until Redis is back. Commands that only work on the store leave it
 	// off and fail at once.
 	startWithoutRedis bool
+	// mustExist makes open fail with an error wrapping fs.ErrNotExist,
+	// creating nothing, when a JSON file store is not there: for commands
+	// that only look at or remove conversations, so that a mistyped path
+	// is reported instead of showing an empty store.
+	mustExist bool
 }
 
 // register adds --store, --timeout and --max-turns to fs, with defaults
@@ -90,7 +95,7 @@ func parseTimeout(v string) (time.Duration, error) {
 // open opens the configured store and a memory over it. The caller closes
 // the store.
 func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, conversation.Store, error) {
-	store, err := openStoreWith(ctx, c.store, storeOptions{startWithoutRedis: c.startWithoutRedis}, e)
+	store, err := openStoreWith(ctx, c.store, storeOptions{startWithoutRedis: c.startWithoutRedis, mustExist: c.mustExist}, e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,6 +178,7 @@ func parseStoreURL(url string) (storeSpec, error) {
 // storeOptions are how a command wants its store opened.
 type storeOptions struct {
 	startWithoutRedis bool // see memoryConfig
+	mustExist         bool // see memoryConfig
 }
 
 // openStore opens the store a URL names, see parseStoreURL, with the
@@ -189,7 +195,7 @@ func openStoreWith(ctx context.Context, url string, o storeOptions, e *env) (con
 	}
 	switch spec.kind {
 	case "file":
-		s, err := jsonfile.Open(spec.path, &jsonfile.Options{Logger: e.log})
+		s, err := jsonfile.Open(spec.path, &jsonfile.Options{Logger: e.log, MustExist: o.mustExist})
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", url, err)
 		}
