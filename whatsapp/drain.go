@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -61,7 +62,8 @@ func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, fro
 		if !ok {
 			return true
 		}
-		if !s.handleItem(log, from, item) {
+		id, out := s.handleItem(held, log, from, item)
+		if out != handled {
 			return false
 		}
 		if held.Err() != nil {
@@ -73,76 +75,174 @@ func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, fro
 			return q.Ack(ctx, from, item)
 		})
 		if err != nil {
-			log.Error("whatsapp: queue failed to remove a handled message; it is skipped at the next pass", "err", err)
+			// The process remembers the message as answered: the next
+			// pass removes it without answering it again.
+			log.Error("whatsapp: queue failed to remove a handled message; the next pass removes it without answering it again", "err", err)
 			return false
 		}
+		s.answers.setAcked(id)
 	}
 }
 
+// outcome is what became of a queued message.
+type outcome int
+
+const (
+	// handled: answered, or deliberately skipped; it may leave the queue.
+	handled outcome = iota
+	// stopped: the server is stopping, or the sender's lock was lost,
+	// before it was answered; it stays queued.
+	stopped
+	// later: its reply could not be sent for now; it stays queued, and
+	// the process keeps the reply for the next pass to send.
+	later
+)
+
 // handleItem answers the queued message item unless it is unreadable, too
-// old or handled before. It returns true when the item may leave the queue,
-// false when the server stopped before it was answered.
-func (s *Server) handleItem(log *slog.Logger, from string, item []byte) bool {
+// old or handled before, and returns its id and what became of it.
+func (s *Server) handleItem(held context.Context, log *slog.Logger, from string, item []byte) (string, outcome) {
 	var ev event
 	if err := json.Unmarshal(item, &ev); err != nil || ev.From != from || ev.ID == "" {
 		log.Error("whatsapp: unreadable message in the queue dropped", "err", err, "queued_for", conversation.MaskPhone(ev.From))
-		return true
+		return "", handled
 	}
 	log = log.With("id", ev.ID, "type", ev.Type)
 	// A message may have waited in the queue through downtime.
 	if now := s.cfg.Now(); !ev.Time.IsZero() && now.Sub(ev.Time) > s.cfg.MaxAge {
 		log.Info("whatsapp: message too old to answer skipped", "sent", ev.Time, "max_age", s.cfg.MaxAge)
-		return true
+		return ev.ID, handled
 	}
-	done, err := s.cfg.Dedup.Handled(s.ctx, ev.ID)
+	st := s.answers.get(ev.ID)
 	switch {
-	case err != nil && s.ctx.Err() != nil:
-		return false
-	case err != nil:
-		log.Error("whatsapp: dedup failed; answering anyway", "err", err)
-	case done:
-		log.Info("whatsapp: duplicate delivery skipped")
-		return true
+	case st.sent:
+		// Answered by this process, whose Dedup or Queue then failed.
+		log.Info("whatsapp: message answered already; not answered again")
+		if !st.recorded {
+			s.record(log, ev.ID)
+		}
+		return ev.ID, handled
+	case st.pending:
+		log.Info("whatsapp: sending the reply that could not be sent before")
+	default:
+		done, err := s.cfg.Dedup.Handled(s.ctx, ev.ID)
+		switch {
+		case err != nil && s.ctx.Err() != nil:
+			return ev.ID, stopped
+		case err != nil:
+			log.Error("whatsapp: dedup failed; answering anyway", "err", err)
+		case done:
+			log.Info("whatsapp: duplicate delivery skipped")
+			return ev.ID, handled
+		}
 	}
-	if !s.answer(log, ev) {
+	switch s.answer(held, log, ev, st) {
+	case stopped:
 		log.Warn("whatsapp: message not answered: shutting down; it stays queued for the next start")
-		return false
+		return ev.ID, stopped
+	case later:
+		return ev.ID, later
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), markTimeout)
-	defer cancel()
-	if err := s.cfg.Dedup.MarkHandled(ctx, ev.ID, s.cfg.Now()); err != nil {
-		log.Error("whatsapp: recording the message as handled failed; a redelivery would be answered again", "err", err)
-	}
-	return true
+	s.record(log, ev.ID)
+	return ev.ID, handled
 }
 
-// answer answers ev and reports whether it is done with: false when the
-// server stopped before the reply was sent in full, so the message must be
-// answered again. A panic while answering is logged, the sender gets a
-// short apology, and the message is done with, so that a message that
-// always panics does not come back forever.
-func (s *Server) answer(log *slog.Logger, ev event) (done bool) {
+// record records the message id, whose reply is sent, as handled in the
+// Dedup. Should that fail, the process remembers the message as answered,
+// does not answer it again, and tries to record it again at each pass.
+func (s *Server) record(log *slog.Logger, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), markTimeout)
+	defer cancel()
+	if err := s.cfg.Dedup.MarkHandled(ctx, id, s.cfg.Now()); err != nil {
+		log.Error("whatsapp: recording the message as handled failed; this process does not answer it again and tries again at the next pass", "err", err)
+		return
+	}
+	s.answers.setRecorded(id)
+}
+
+// recordAgain tries again to record the messages answered whose recording
+// failed, and forgets those too old to matter.
+func (s *Server) recordAgain(ctx context.Context) {
+	for _, id := range s.answers.unrecorded(s.cfg.Now(), s.cfg.MaxAge) {
+		if ctx.Err() != nil {
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, markTimeout)
+		err := s.cfg.Dedup.MarkHandled(cctx, id, s.cfg.Now())
+		cancel()
+		if err != nil {
+			s.log.Warn("whatsapp: recording an answered message as handled failed again; trying again later", "id", id, "err", err)
+			continue
+		}
+		s.answers.setRecorded(id)
+	}
+}
+
+// answer answers ev, or sends the rest of the reply st holds, and reports
+// what became of it. A send that fails for a passing reason (the Graph API
+// overloaded or unreachable past the client's retries) leaves the parts not
+// sent in s.answers for a later pass; one that fails for good is logged and
+// the message done with, since sending it again would fail the same way. A
+// panic while answering is logged, the sender gets a short apology, and the
+// message is done with, so that a message that always panics does not come
+// back forever.
+func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st answerState) (out outcome) {
 	ctx := s.ctx
+	at := ev.Time
+	if at.IsZero() {
+		at = s.cfg.Now()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("whatsapp: panic while answering a message; the sender gets an apology",
 				"panic", p, "stack", string(debug.Stack()))
-			s.send(ctx, log, ev.WaID, failedReply)
-			done = true
+			s.send(ctx, log, ev.WaID, Split(failedReply, MaxTextLength))
+			s.answers.setSent(ev.ID, at)
+			out = handled
 		}
 	}()
-	var reply string
-	switch ev.Kind {
-	case kindUnsupported:
-		log.Info("whatsapp: unsupported message type")
-		reply = unsupportedReply
+	parts := st.parts
+	if !st.pending {
+		var reply string
+		switch ev.Kind {
+		case kindUnsupported:
+			log.Info("whatsapp: unsupported message type")
+			reply = unsupportedReply
+		default:
+			reply = s.respond(ctx, log, ev)
+		}
+		if ctx.Err() != nil {
+			return stopped
+		}
+		parts = Split(reply, MaxTextLength)
+	}
+	n, err := s.send(ctx, log, ev.WaID, parts)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The rest waits, in this process, for the next holder of the
+		// lock; after a restart the message is answered anew.
+		s.answers.setPending(ev.ID, at, parts[n:])
+		return stopped
+	case temporary(err):
+		s.answers.setPending(ev.ID, at, parts[n:])
+		log.Warn("whatsapp: reply not sent for now; it stays queued and is sent at a later pass", "parts_left", len(parts)-n)
+		return later
 	default:
-		reply = s.respond(ctx, log, ev)
+		log.Error("whatsapp: reply cannot be sent; the message is done with", "parts_left", len(parts)-n)
 	}
-	if ctx.Err() != nil {
-		return false
+	s.answers.setSent(ev.ID, at)
+	return handled
+}
+
+// temporary reports whether a send that failed after the client's retries
+// may succeed later: a temporary Graph API error, or no answer at all.
+func temporary(err error) bool {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Temporary()
 	}
-	return s.send(ctx, log, ev.WaID, reply) || ctx.Err() == nil
+	var tErr *transportError
+	return errors.As(err, &tErr)
 }
 
 // lock takes the sender's lock. It reports false when the server is
@@ -206,8 +306,10 @@ func (s *Server) resumeLoop(ctx context.Context) {
 }
 
 // resume asks for a drain of every sender with queued messages and returns
-// how many there are.
+// how many there are. It first tries again to record the messages answered
+// whose recording failed.
 func (s *Server) resume(ctx context.Context) int {
+	s.recordAgain(ctx)
 	n := 0
 	for _, q := range s.queues() {
 		cctx, cancel := context.WithTimeout(ctx, queueCallTimeout)

@@ -177,6 +177,9 @@ func (s *Server) queues() []Queue {
 // Dedup. It is a shortcut that spares queueing a redelivery; the drain
 // checks again, so an error or a slow Dedup just means no.
 func (s *Server) handledBefore(ctx context.Context, log *slog.Logger, ev event) bool {
+	if s.answers.isSent(ev.ID) {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(ctx, handledCheckTimeout)
 	defer cancel()
 	done, err := s.cfg.Dedup.Handled(ctx, ev.ID)

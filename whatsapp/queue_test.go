@@ -16,13 +16,14 @@ import (
 )
 
 // memQueue is a Queue in memory, shared by the Servers of a test as a
-// Redis queue is by replicas. Every call fails while failing is set, and
-// the next failPeeks calls of Peek fail.
+// Redis queue is by replicas. Every call fails while failing is set, the
+// next failPeeks calls of Peek fail, and Ack fails while failAcks is set.
 type memQueue struct {
 	mu        sync.Mutex
 	items     map[string][][]byte
 	failing   bool
 	failPeeks int
+	failAcks  bool
 	peeks     int
 }
 
@@ -58,7 +59,7 @@ func (q *memQueue) Peek(_ context.Context, key string) ([]byte, bool, error) {
 func (q *memQueue) Ack(_ context.Context, key string, item []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.failing {
+	if q.failing || q.failAcks {
 		return errQueueDown
 	}
 	if items := q.items[key]; len(items) > 0 && string(items[0]) == string(item) {
@@ -80,6 +81,20 @@ func (q *memQueue) Keys(context.Context) ([]string, error) {
 		}
 	}
 	return keys, nil
+}
+
+// peeked returns the number of calls of Peek so far.
+func (q *memQueue) peeked() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.peeks
+}
+
+// set changes the queue's failures under its lock.
+func (q *memQueue) set(f func(q *memQueue)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	f(q)
 }
 
 // len returns the number of items queued.

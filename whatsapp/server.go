@@ -54,6 +54,9 @@ type Server struct {
 	queue  Queue
 	mem    *memoryQueue
 	drains drains
+	// answers remembers the messages answered, or with a reply, whose
+	// handling is not finished.
+	answers answers
 
 	// ctx is the context of background processing; cancel ends it when a
 	// shutdown runs out of time.
@@ -435,11 +438,10 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	return reply
 }
 
-// send sends reply to the WhatsApp id to, in parts of at most
-// MaxTextLength characters, stopping at the first part that fails. It
-// reports whether every part was sent.
-func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) bool {
-	parts := Split(reply, MaxTextLength)
+// send sends the parts of a reply, each at most MaxTextLength characters,
+// to the WhatsApp id to, stopping at the first part that fails. It returns
+// how many parts were sent, and the error that stopped it, which it logs.
+func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []string) (int, error) {
 	for i, part := range parts {
 		if err := s.graph.sendText(ctx, to, part); err != nil {
 			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
@@ -448,8 +450,8 @@ func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) b
 				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
 			}
 			log.Error("whatsapp: reply not sent", attrs...)
-			return false
+			return i, err
 		}
 	}
-	return true
+	return len(parts), nil
 }
