@@ -29,6 +29,9 @@ type answerState struct {
 	// wait for a later pass.
 	pending bool
 	parts   []string
+	// pass is the resume pass during which a send failed for a passing
+	// reason: the reply waits for the next one.
+	pass int64
 	// sent is set once the reply is sent in full (or the message is done
 	// with otherwise); recorded once the Dedup holds it, acked once its
 	// Queue no longer does.
@@ -71,9 +74,10 @@ func (a *answers) update(id string, at time.Time, f func(*answerState)) {
 	}
 }
 
-// setPending keeps the parts of id's reply still to send.
-func (a *answers) setPending(id string, at time.Time, parts []string) {
-	a.update(id, at, func(st *answerState) { st.pending, st.parts = true, parts })
+// setPending keeps the parts of id's reply still to send, not before the
+// resume pass after pass (0: at once).
+func (a *answers) setPending(id string, at time.Time, parts []string, pass int64) {
+	a.update(id, at, func(st *answerState) { st.pending, st.parts, st.pass = true, parts, pass })
 }
 
 // setSent records that id's reply was sent, or that it is done with.

@@ -51,7 +51,8 @@ type Inbound struct {
 // it) or empty (nothing is sent). The server calls Respond for one sender
 // at a time, in the order of their messages, and for different senders
 // concurrently, so implementations must be safe for concurrent use. ctx is
-// cancelled when a shutdown runs out of time. On error the server logs it
+// cancelled when a shutdown runs out of time, and when the sender's
+// [Locker] lock is lost (the next holder answers the message). On error the server logs it
 // and sends the sender a short apology; the error text is never shown to
 // them.
 type Responder interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -22,14 +23,23 @@ const markTimeout = 5 * time.Second
 // and recorded as handled, so whatever drain does not finish stays queued
 // for the next drain: in this process, in another replica, or after a
 // restart.
+//
+// Without the lock (the Locker failed, or the server is shutting down
+// while another replica holds it) drain answers only the messages held in
+// this process's memory: another replica may be answering the shared
+// queue, and what it holds waits there for the next pass.
 func (s *Server) drain(from string) {
 	log := s.log.With("from", conversation.MaskPhone(from))
-	held, unlock, ok := s.lock(log, from)
-	if !ok {
+	held, unlock, locked := s.lock(log, from)
+	if held == nil {
 		return
 	}
 	defer unlock()
-	for _, q := range s.queues() {
+	queues := s.queues()
+	if !locked {
+		queues = []Queue{s.mem}
+	}
+	for _, q := range queues {
 		if !s.drainQueue(held, log, q, from) {
 			return
 		}
@@ -121,6 +131,9 @@ func (s *Server) handleItem(held context.Context, log *slog.Logger, from string,
 			s.record(log, ev.ID)
 		}
 		return ev.ID, handled
+	case st.pending && st.pass != 0 && st.pass == s.pass.Load():
+		// The Graph API refused it for now during this pass.
+		return ev.ID, later
 	case st.pending:
 		log.Info("whatsapp: sending the reply that could not be sent before")
 	default:
@@ -137,7 +150,11 @@ func (s *Server) handleItem(held context.Context, log *slog.Logger, from string,
 	}
 	switch s.answer(held, log, ev, st) {
 	case stopped:
-		log.Warn("whatsapp: message not answered: shutting down; it stays queued for the next start")
+		if held.Err() != nil {
+			log.Warn("whatsapp: sender lock lost before the reply was sent; the message is left to its next holder")
+		} else {
+			log.Warn("whatsapp: message not answered: shutting down; it stays queued for the next start")
+		}
 		return ev.ID, stopped
 	case later:
 		return ev.ID, later
@@ -186,7 +203,11 @@ func (s *Server) recordAgain(ctx context.Context) {
 // message is done with, so that a message that always panics does not come
 // back forever.
 func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st answerState) (out outcome) {
-	ctx := s.ctx
+	// Once the lock is lost the next holder answers the message: going on
+	// would answer it twice.
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	defer context.AfterFunc(held, cancel)()
 	at := ev.Time
 	if at.IsZero() {
 		at = s.cfg.Now()
@@ -221,10 +242,10 @@ func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st ans
 	case ctx.Err() != nil:
 		// The rest waits, in this process, for the next holder of the
 		// lock; after a restart the message is answered anew.
-		s.answers.setPending(ev.ID, at, parts[n:])
+		s.answers.setPending(ev.ID, at, parts[n:], 0)
 		return stopped
 	case temporary(err):
-		s.answers.setPending(ev.ID, at, parts[n:])
+		s.answers.setPending(ev.ID, at, parts[n:], s.pass.Load())
 		log.Warn("whatsapp: reply not sent for now; it stays queued and is sent at a later pass", "parts_left", len(parts)-n)
 		return later
 	default:
@@ -245,19 +266,47 @@ func temporary(err error) bool {
 	return errors.As(err, &tErr)
 }
 
-// lock takes the sender's lock. It reports false when the server is
-// stopping; when the Locker fails otherwise it logs the error and goes on
-// without the lock, since answering out of order beats not answering.
-func (s *Server) lock(log *slog.Logger, from string) (held context.Context, unlock func(), ok bool) {
-	held, unlock, err := s.cfg.Locker.Lock(s.ctx, from)
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return nil, nil, false
+// shutdownLockWait is how long, once a shutdown has begun, a drain waits
+// for a sender's lock that another replica holds: that replica answers the
+// sender's queued messages, and the wait would only hold up the shutdown.
+var shutdownLockWait = 5 * time.Second
+
+// lock takes the sender's lock. It returns a nil held when the server has
+// stopped. When the lock is not taken otherwise, because the Locker failed
+// or another replica holds it through a shutdown, it logs why and returns
+// locked false, with a held that never ends and an unlock that does
+// nothing.
+func (s *Server) lock(log *slog.Logger, from string) (held context.Context, unlock func(), locked bool) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	taken := make(chan struct{})
+	defer close(taken)
+	go func() {
+		select {
+		case <-s.closed:
+		case <-taken:
+			return
 		}
-		log.Error("whatsapp: sender lock failed; answering without it", "err", err)
-		return context.Background(), func() {}, true
+		t := time.NewTimer(s.lockWait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-taken:
+		}
+	}()
+	held, unlock, err := s.cfg.Locker.Lock(ctx, from)
+	switch {
+	case err == nil:
+		return held, unlock, true
+	case s.ctx.Err() != nil:
+		return nil, nil, false
+	case ctx.Err() != nil:
+		log.Info("whatsapp: shutting down while another holds the sender's lock; the sender's queued messages are left to it")
+	default:
+		log.Error("whatsapp: sender lock failed; only the messages held in this process's memory are answered, the queued ones wait for the next pass", "err", err)
 	}
-	return held, unlock, true
+	return context.Background(), func() {}, false
 }
 
 // retry calls op, each time with a timeout, until it succeeds, it has
@@ -309,6 +358,7 @@ func (s *Server) resumeLoop(ctx context.Context) {
 // how many there are. It first tries again to record the messages answered
 // whose recording failed.
 func (s *Server) resume(ctx context.Context) int {
+	s.pass.Add(1)
 	s.recordAgain(ctx)
 	n := 0
 	for _, q := range s.queues() {
@@ -330,22 +380,26 @@ func (s *Server) resume(ctx context.Context) int {
 	return n
 }
 
-// left logs what remains queued once the drains have stopped.
-func (s *Server) left() {
+// left logs what remains queued once the drains have stopped, and returns
+// an error when messages held in memory only are lost with it.
+func (s *Server) left() error {
+	var lost error
 	if n := s.mem.len(); n > 0 {
 		s.log.Error("whatsapp: messages held in memory were not answered and are lost", "messages", n)
+		lost = fmt.Errorf("whatsapp: shutdown: %d messages held in memory were not answered and are lost", n)
 	}
 	if s.queue == Queue(s.mem) {
-		return
+		return lost
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), queueCallTimeout)
 	defer cancel()
 	keys, err := s.queue.Keys(ctx)
 	if err != nil {
 		s.log.Warn("whatsapp: listing the queued senders failed", "err", err)
-		return
+		return lost
 	}
 	if len(keys) > 0 {
 		s.log.Warn("whatsapp: messages left queued, to be answered at the next start or by another replica", "senders", len(keys))
 	}
+	return lost
 }

@@ -57,6 +57,8 @@ type Server struct {
 	// answers remembers the messages answered, or with a reply, whose
 	// handling is not finished.
 	answers answers
+	// pass counts the resume passes.
+	pass atomic.Int64
 
 	// ctx is the context of background processing; cancel ends it when a
 	// shutdown runs out of time.
@@ -67,6 +69,10 @@ type Server struct {
 	stopResume context.CancelFunc
 	resumed    chan struct{}
 	stopOnce   sync.Once
+	// closed is closed when a shutdown begins; lockWait is how long a
+	// drain then still waits for a lock another holds.
+	closed   chan struct{}
+	lockWait time.Duration
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -178,6 +184,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("whatsapp: no durable queue: messages acknowledged but not yet answered are lost if the process dies")
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.closed, s.lockWait = make(chan struct{}), shutdownLockWait
 	s.drains = drains{run: s.drain, log: s.log}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /webhook", s.verify)
@@ -199,16 +206,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
-// delivers them again later) and waits until every accepted message has
-// been answered. If ctx ends first, Shutdown cancels the handling still
-// running, waits for it to return, and returns ctx's error: the messages
-// not answered stay in the Queue, a durable one keeps them for the next
-// start (or another replica), and their number is logged. Call it after
-// the http.Server's own Shutdown, and before closing what the Responder,
-// the Queue and the Dedup use. Calling it again is harmless.
+// delivers them again later) and waits for the drains under way, and those
+// asked for, to end. A drain ends once its sender's queue is empty, or
+// earlier when the Queue fails, the sender's lock is lost, or the lock is
+// held by another replica (which answers the sender's messages; Shutdown
+// waits for such a lock a few seconds only). What is left in a durable
+// Queue waits for the next start or another replica, and the number of
+// senders with messages left is logged. If ctx ends first, Shutdown
+// cancels the handling still running, waits for it to return, and returns
+// ctx's error. It also returns an error when messages held in memory only
+// (no durable Queue, or one that failed to take them) are lost. Call it
+// after the http.Server's own Shutdown, and before closing what the
+// Responder, the Queue and the Dedup use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	s.stopOnce.Do(s.stopResume)
+	s.stopOnce.Do(func() {
+		close(s.closed)
+		s.stopResume()
+	})
 	// wait waits for done, or for ctx, after which it stops the handling
 	// still running and then waits for done.
 	var cut error
@@ -226,11 +241,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drains.close()
 	wait(s.drains.done())
 	s.cancel()
-	s.left()
+	lost := s.left()
 	if cut != nil {
 		return fmt.Errorf("whatsapp: shutdown: %w", cut)
 	}
-	return nil
+	return lost
 }
 
 // verify answers Meta's verification handshake: hub.mode=subscribe and
