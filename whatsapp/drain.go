@@ -40,22 +40,33 @@ func (s *Server) drain(from string) {
 		queues = []Queue{s.mem}
 	}
 	for _, q := range queues {
-		if !s.drainQueue(held, log, q, from) {
+		switch s.drainQueue(held, log, q, from) {
+		case queueFailed:
+			// What the Queue holds waits for the next pass; what memory
+			// holds (the Queue is likely down) is answered meanwhile.
+		case queueStopped:
 			return
 		}
 	}
 }
 
-// drainQueue answers from's messages in q one by one. It returns true once
-// q is empty, false when it stopped before.
-func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, from string) bool {
+// How a drain of one queue ended.
+const (
+	queueEmpty   = iota // it emptied the queue
+	queueStopped        // it stopped: the server stops, the lock was lost, or a reply waits for a later pass
+	queueFailed         // the queue failed
+)
+
+// drainQueue answers from's messages in q one by one, and returns how it
+// ended.
+func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, from string) int {
 	for {
 		if s.ctx.Err() != nil {
-			return false
+			return queueStopped
 		}
 		if held.Err() != nil {
 			log.Warn("whatsapp: sender lock lost; the sender's queued messages are left to its next holder")
-			return false
+			return queueStopped
 		}
 		var item []byte
 		var ok bool
@@ -64,22 +75,23 @@ func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, fro
 			return err
 		})
 		if err != nil {
-			if s.ctx.Err() == nil {
-				log.Error("whatsapp: queue failed; the sender's queued messages wait for the next pass", "err", err)
+			if s.ctx.Err() != nil {
+				return queueStopped
 			}
-			return false
+			log.Error("whatsapp: queue failed; the sender's queued messages wait for the next pass", "err", err)
+			return queueFailed
 		}
 		if !ok {
-			return true
+			return queueEmpty
 		}
 		id, out := s.handleItem(held, log, from, item)
 		if out != handled {
-			return false
+			return queueStopped
 		}
 		if held.Err() != nil {
 			// Recorded as handled: the next holder skips it.
 			log.Warn("whatsapp: sender lock lost; the message answered is left to its next holder to remove")
-			return false
+			return queueStopped
 		}
 		err = s.retry(log, "ack", context.WithoutCancel(s.ctx), func(ctx context.Context) error {
 			return q.Ack(ctx, from, item)
@@ -88,7 +100,7 @@ func (s *Server) drainQueue(held context.Context, log *slog.Logger, q Queue, fro
 			// The process remembers the message as answered: the next
 			// pass removes it without answering it again.
 			log.Error("whatsapp: queue failed to remove a handled message; the next pass removes it without answering it again", "err", err)
-			return false
+			return queueFailed
 		}
 		s.answers.setAcked(id)
 	}

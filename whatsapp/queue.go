@@ -113,6 +113,13 @@ func (q *memoryQueue) Keys(context.Context) ([]string, error) {
 	return keys, nil
 }
 
+// has reports whether key's queue holds items.
+func (q *memoryQueue) has(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items[key]) > 0
+}
+
 // len returns the number of items held.
 func (q *memoryQueue) len() int {
 	q.mu.Lock()
@@ -140,7 +147,10 @@ func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
 		return true
 	}
 	durable := false
-	if s.queue != Queue(s.mem) {
+	// Once a sender has messages in memory, its next ones join them there
+	// until they are answered: the memory is drained after the Queue, so a
+	// message pushed to the Queue meanwhile would be answered first.
+	if s.queue != Queue(s.mem) && !s.mem.has(ev.From) {
 		// Meta waits for the answer to the delivery: a Queue that hangs
 		// must not hold it up for long.
 		pctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
@@ -164,13 +174,14 @@ func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
 }
 
 // queues returns the queues a sender's messages may be in, in the order
-// they are drained: the messages held in memory because the configured
-// Queue failed, then the configured Queue.
+// they are drained: the configured Queue, whose messages came first, then
+// the messages held in memory because the Queue failed to take them (and
+// those that came after them).
 func (s *Server) queues() []Queue {
 	if s.queue == Queue(s.mem) {
 		return []Queue{s.mem}
 	}
-	return []Queue{s.mem, s.queue}
+	return []Queue{s.queue, s.mem}
 }
 
 // handledBefore reports whether ev was answered already, according to the

@@ -200,3 +200,31 @@ func TestSharedQueueDown(t *testing.T) {
 		t.Errorf("the failure was not logged:\n%s", logs)
 	}
 }
+
+// TestQueueFailureKeepsOrder: a message the Queue fails to take, held in
+// memory, is answered after the sender's earlier messages in the Queue,
+// and before the later ones, which join it in memory.
+func TestQueueFailureKeepsOrder(t *testing.T) {
+	q := &memQueue{}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
+	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+		if in.Text == "A" {
+			started <- struct{}{}
+			<-release
+		}
+		return "echo: " + in.Text, nil
+	}
+	h.post(text(sheenaWaID, "wamid.A", "A"))
+	<-started
+	h.post(text(sheenaWaID, "wamid.B0", "B0")) // in the Queue, behind A
+	q.set(func(q *memQueue) { q.failing = true })
+	h.post(text(sheenaWaID, "wamid.B", "B")) // in memory
+	q.set(func(q *memQueue) { q.failing = false })
+	h.post(text(sheenaWaID, "wamid.C", "C"))
+	close(release)
+	h.shutdown()
+	if got, want := h.resp.texts(), []string{"A", "B0", "B", "C"}; !slices.Equal(got, want) {
+		t.Errorf("answered %q, want %q", got, want)
+	}
+}
