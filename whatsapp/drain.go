@@ -129,9 +129,10 @@ func (s *Server) handleItem(held context.Context, log *slog.Logger, from string,
 		return "", handled
 	}
 	log = log.With("id", ev.ID, "type", ev.Type)
-	// A message may have waited in the queue through downtime.
-	if now := s.cfg.Now(); !ev.Time.IsZero() && now.Sub(ev.Time) > s.cfg.MaxAge {
-		log.Info("whatsapp: message too old to answer skipped", "sent", ev.Time, "max_age", s.cfg.MaxAge)
+	// A message may have waited in the queue through downtime; one
+	// without a time is as old as its receipt.
+	if now, sent := s.cfg.Now(), ev.sentAt(); !sent.IsZero() && now.Sub(sent) > s.cfg.MaxAge {
+		log.Info("whatsapp: message too old to answer skipped", "sent", sent, "max_age", s.cfg.MaxAge)
 		return ev.ID, handled
 	}
 	st := s.answers.get(ev.ID)
@@ -220,7 +221,7 @@ func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st ans
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	defer context.AfterFunc(held, cancel)()
-	at := ev.Time
+	at := ev.sentAt()
 	if at.IsZero() {
 		at = s.cfg.Now()
 	}

@@ -3,6 +3,7 @@ package whatsapp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -355,5 +356,38 @@ func TestWithoutAQueue(t *testing.T) {
 	h.abandon()
 	if !strings.Contains(h.logs.String(), "were not answered and are lost") || !strings.Contains(h.logs.String(), "messages=1") {
 		t.Errorf("the lost message was not logged:\n%s", h.logs.String())
+	}
+}
+
+// TestUntimedMessageAgesFromItsReceipt: a message without a timestamp that
+// waited in the queue through downtime longer than MaxAge, counted from
+// its receipt, is skipped.
+func TestUntimedMessageAgesFromItsReceipt(t *testing.T) {
+	var mu sync.Mutex
+	now := sampleTime
+	h := newHarness(t, func(c *whatsapp.Config) {
+		c.MaxAge = time.Hour
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
+	started := make(chan string, 1)
+	h.resp.respond = blockUntilStopped(started)
+	untimed := fmt.Sprintf(`{"from":%q,"id":"wamid.untimed","type":"text","text":{"body":"when?"}}`, sheenaWaID)
+	if code := h.post(payload([]string{change(sheenaWaID, untimed)})); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	<-started
+	h.abandon()
+
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	h.resp.respond = nil
+	h.start()
+	h.shutdown()
+	if n := h.graph.Attempts(); n != 0 {
+		t.Errorf("a message received two hours ago was answered: %q", h.bodies())
+	}
+	if !strings.Contains(h.logs.String(), "too old to answer skipped") {
+		t.Error("the skip was not logged")
 	}
 }

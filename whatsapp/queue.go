@@ -141,6 +141,7 @@ func (q *memoryQueue) len() int {
 // a delivery that cannot be kept durably is answered rather than refused,
 // since a refused one may wait hours for Meta's next attempt.
 func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
+	ev.Received = s.cfg.Now()
 	item, err := json.Marshal(ev)
 	if err != nil { // cannot happen: an event is strings and numbers
 		log.Error("whatsapp: message cannot be queued", "err", err)

@@ -430,6 +430,9 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 		in.Name = ev.ProfileName
 	}
 	if in.Time.IsZero() {
+		in.Time = ev.Received
+	}
+	if in.Time.IsZero() {
 		in.Time = s.cfg.Now()
 	}
 	if ev.Kind == kindImage {
