@@ -132,20 +132,18 @@ func (q *memoryQueue) len() int {
 }
 
 // enqueue keeps ev for handling and asks for a drain of its sender's
-// queue. It reports false when the message is not kept, so that Meta must
-// deliver it again: the server is shutting down and could only have held it
-// in memory.
+// queue. It returns "" once the message is kept, or else why not, so that
+// the delivery is refused and Meta delivers it again later.
 //
-// The message goes to the configured Queue; should that fail, it is held in
-// memory, where it is answered all the same unless the process stops first:
-// a delivery that cannot be kept durably is answered rather than refused,
-// since a refused one may wait hours for Meta's next attempt.
-func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
+// The message goes to the configured Queue. Should that fail, the message
+// is refused, unless Config.MemoryFallback is set: then it is held in
+// memory, where it is answered all the same unless the process stops first.
+func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) (refused string) {
 	ev.Received = s.cfg.Now()
 	item, err := json.Marshal(ev)
 	if err != nil { // cannot happen: an event is strings and numbers
 		log.Error("whatsapp: message cannot be queued", "err", err)
-		return true
+		return ""
 	}
 	durable := false
 	// Once a sender has messages in memory, its next ones join them there
@@ -157,21 +155,29 @@ func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
 		pctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
 		err = s.queue.Push(pctx, ev.From, item)
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			durable = true
-		} else {
+		case !s.cfg.MemoryFallback:
+			log.Error("whatsapp: queue failed; the delivery is refused for Meta to deliver again later", "err", err)
+			return "cannot queue the message"
+		default:
 			log.Error("whatsapp: queue failed; the message is held in this process's memory only until it is answered", "err", err)
 		}
 	}
 	if !durable {
+		if s.closing.Load() {
+			// Memory is lost with the process: Meta must deliver it again.
+			return "shutting down"
+		}
 		s.mem.Push(ctx, ev.From, item)
 	}
-	if !s.drains.add(ev.From) {
-		// Shutting down: a durable message waits for the next start; one
-		// in memory would be lost, so Meta must deliver it again.
-		return durable
+	if !s.drains.add(ev.From) && !durable {
+		// Shut down meanwhile: a durable message waits for the next start;
+		// one in memory would be lost, so Meta must deliver it again.
+		return "shutting down"
 	}
-	return true
+	return ""
 }
 
 // queues returns the queues a sender's messages may be in, in the order

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -186,7 +188,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 // deliveries in memory and still answers them, in order, and says so.
 func TestSharedQueueDown(t *testing.T) {
 	q := &memQueue{failing: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
 	for _, code := range []int{h.post(text(sheenaWaID, "wamid.down1", "one")), h.post(text(sheenaWaID, "wamid.down2", "two"))} {
 		if code != http.StatusOK {
 			t.Errorf("delivery with the queue down: %d", code)
@@ -207,7 +209,7 @@ func TestSharedQueueDown(t *testing.T) {
 func TestQueueFailureKeepsOrder(t *testing.T) {
 	q := &memQueue{}
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
 	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "A" {
 			started <- struct{}{}
@@ -226,5 +228,33 @@ func TestQueueFailureKeepsOrder(t *testing.T) {
 	h.shutdown()
 	if got, want := h.resp.texts(), []string{"A", "B0", "B", "C"}; !slices.Equal(got, want) {
 		t.Errorf("answered %q, want %q", got, want)
+	}
+}
+
+// TestQueueFileFailureRefusesTheDelivery: without MemoryFallback, a
+// delivery whose message the QueueFile cannot write (a full disk) is
+// refused with 503, so that Meta delivers it again, and not answered; the
+// redelivery, once the disk works, is.
+func TestQueueFileFailureRefusesTheDelivery(t *testing.T) {
+	h := newHarness(t)
+	h.shutdown()
+	dir := filepath.Join(t.TempDir(), "gone")
+	h.queuePath = filepath.Join(dir, "whatsapp-inbox.json")
+	h.start()
+	if code := h.post(text(sheenaWaID, "wamid.full", "hello")); code != http.StatusServiceUnavailable {
+		t.Errorf("delivery with the queue file unwritable: %d, want 503", code)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.post(text(sheenaWaID, "wamid.full", "hello")); code != http.StatusOK {
+		t.Errorf("redelivery: %d, want 200", code)
+	}
+	h.shutdown()
+	if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
+		t.Errorf("sent %q, want the redelivery answered once", got)
+	}
+	if !strings.Contains(h.logs.String(), "the delivery is refused") {
+		t.Error("the refusal was not logged")
 	}
 }

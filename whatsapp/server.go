@@ -34,7 +34,9 @@ const (
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
 //	               Config.Health fails), 503 once shutting down
 //
-// A delivery is answered 200 once its messages are in the [Queue]; they are
+// A delivery is answered 200 once its messages are in the [Queue] (or,
+// with Config.MemoryFallback, held in memory when the Queue fails), and 503
+// when they cannot be kept, so that Meta delivers it again later; they are
 // answered in the background, and leave the Queue only once answered and
 // recorded in the [Dedup]. With a durable Queue, a message acknowledged to
 // Meta is answered even if the process dies: at least once, and exactly
@@ -375,13 +377,14 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 			log.Info("whatsapp: duplicate delivery skipped")
 			continue
 		}
-		if !s.enqueue(r.Context(), log, ev) {
-			// Shutting down and the message could not be kept: ask Meta
-			// to deliver again later. Messages kept already are answered,
-			// and their ids make the redelivery of those a no-op.
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		if why := s.enqueue(r.Context(), log, ev); why != "" {
+			// Ask Meta to deliver again later. Messages kept already are
+			// answered, and their ids make the redelivery of those a
+			// no-op.
+			http.Error(w, why, http.StatusServiceUnavailable)
 			return
 		}
+
 	}
 	w.WriteHeader(http.StatusOK)
 }

@@ -98,6 +98,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		wcfg.Dedup = redisDedup{rs.Dedup()}
+		// While Redis is down the replicas still answer, holding the
+		// messages in memory, rather than refusing every delivery.
+		wcfg.MemoryFallback = true
 		wcfg.Health = func(ctx context.Context) error {
 			if err := rs.Ping(ctx); err != nil {
 				return fmt.Errorf("conversation memory (redis) unreachable, answering without it: %w", err)
