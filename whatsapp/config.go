@@ -51,7 +51,8 @@ type Inbound struct {
 // it) or empty (nothing is sent). The server calls Respond for one sender
 // at a time, in the order of their messages, and for different senders
 // concurrently, so implementations must be safe for concurrent use. ctx is
-// cancelled when a shutdown runs out of time. On error the server logs it
+// cancelled when a shutdown runs out of time, and when the sender's
+// [Locker] lock is lost (the next holder answers the message). On error the server logs it
 // and sends the sender a short apology; the error text is never shown to
 // them.
 type Responder interface {
@@ -133,8 +134,20 @@ type Config struct {
 	// which is NOT durable: the messages acknowledged but not answered
 	// when the process dies, or when a shutdown runs out of time, are lost,
 	// and Meta does not deliver them again. Should Queue fail to take a
-	// message, the message is held in memory in the same way, and logged.
+	// message, the delivery is refused with 503, so that Meta delivers it
+	// again later (with backoff, for up to seven days), unless
+	// MemoryFallback is set.
 	Queue Queue
+	// MemoryFallback, when Queue fails to take a message, holds the
+	// message in this process's memory and answers it all the same,
+	// rather than refusing its delivery: it is lost if the process dies
+	// before answering it, but answered now rather than when Meta next
+	// tries. Set it for a shared Queue (on Redis), so that replicas go on
+	// answering while it is down; leave it unset for a QueueFile, whose
+	// failure (a full disk) would otherwise put acknowledged messages in
+	// memory only. Once a sender has messages in memory, the sender's next
+	// ones join them there until they are answered, to keep their order.
+	MemoryFallback bool
 	// ResumeEvery is how often the server looks in the Queue for senders
 	// with messages nobody is answering (those a replica that died left);
 	// it also looks when it starts. Default DefaultResumeEvery.

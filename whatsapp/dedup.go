@@ -58,6 +58,8 @@ type DedupFile struct {
 
 	mu   sync.Mutex
 	seen map[string]time.Time
+	// unsaved is set while seen holds ids the file does not.
+	unsaved bool
 }
 
 var _ Dedup = (*DedupFile)(nil)
@@ -137,17 +139,18 @@ func (d *DedupFile) Handled(ctx context.Context, id string) (bool, error) {
 	return ok && d.now().Sub(at) < d.ttl, nil
 }
 
-// MarkHandled implements [Dedup]. An id is remembered only once the file
-// holding it is on disk: if the write fails, MarkHandled returns the error
-// and forgets the id again. An id recorded already is left as it is,
-// without a write.
+// MarkHandled implements [Dedup]. If the file cannot be written,
+// MarkHandled returns the error but remembers id all the same, so that
+// this process does not answer the message again; the next MarkHandled, of
+// any id, writes the file again. An id recorded already is left as it is,
+// without a write unless an earlier one failed.
 func (d *DedupFile) MarkHandled(ctx context.Context, id string, at time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if prev, ok := d.seen[id]; ok && at.Sub(prev) < d.ttl {
+	if prev, ok := d.seen[id]; ok && at.Sub(prev) < d.ttl && !d.unsaved {
 		return nil
 	}
 	cutoff := at.Add(-d.ttl)
@@ -156,13 +159,15 @@ func (d *DedupFile) MarkHandled(ctx context.Context, id string, at time.Time) er
 			delete(d.seen, k)
 		}
 	}
-	d.seen[id] = at.UTC()
+	if prev, ok := d.seen[id]; !ok || at.Sub(prev) >= d.ttl {
+		d.seen[id] = at.UTC()
+	}
 	data, err := json.Marshal(dedupJSON{Seen: d.seen})
 	if err == nil {
 		err = atomicfile.WriteFile(d.path, data)
 	}
+	d.unsaved = err != nil
 	if err != nil {
-		delete(d.seen, id)
 		return fmt.Errorf("whatsapp: save dedup file: %w", err)
 	}
 	return nil

@@ -149,19 +149,28 @@ func TestDedupFileDamaged(t *testing.T) {
 	}
 }
 
+// TestDedupFileWriteFails: an id whose save fails is returned as an error
+// but remembered by the process, which must not answer it again; the next
+// MarkHandled of it, once the disk works, writes it.
 func TestDedupFileWriteFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "missing-dir", "seen.json")
 	d := openDedup(t, path, time.Now())
 	if err := d.MarkHandled(context.Background(), "wamid.A", time.Now()); err == nil {
 		t.Fatal("MarkHandled succeeded without being able to save")
 	}
-	if handled(t, d, "wamid.A") {
-		t.Fatal("an id whose save failed is handled")
+	if !handled(t, d, "wamid.A") {
+		t.Fatal("an id whose save failed is forgotten by the process: it would be answered again")
 	}
 	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if !seen(t, d, "wamid.A", time.Now()) {
-		t.Error("an id whose save failed is remembered")
+	if handled(t, openDedup(t, path, time.Now()), "wamid.A") {
+		t.Fatal("an id whose save failed is on disk")
+	}
+	if err := d.MarkHandled(context.Background(), "wamid.A", time.Now()); err != nil {
+		t.Fatalf("MarkHandled again once the disk works: %v", err)
+	}
+	if !handled(t, openDedup(t, path, time.Now()), "wamid.A") {
+		t.Error("recording the id again did not save it")
 	}
 }

@@ -4,13 +4,17 @@
 //
 // The [Server] checks every webhook delivery's X-Hub-Signature-256 against
 // the app secret, puts its messages in a durable [Queue] ([QueueFile] on
-// disk, or one shared by replicas), answers 200 once they are kept there,
-// and answers them in the background: one sender's messages one at a time
+// disk, or one shared by replicas), answers 200 once they are kept there
+// (503 when they cannot be, unless [Config.MemoryFallback] holds them in
+// memory), and answers them in the background: one sender's messages one at a time
 // and in order, different senders in parallel. A message leaves the Queue
 // only once its reply is sent and its id recorded as handled ([Dedup],
 // persisted by [DedupFile]), so a message acknowledged to Meta is answered
 // even if the process dies meanwhile: at least once, and exactly once
-// unless it dies between sending a reply and recording it. On start, and
+// unless it dies between sending a reply and recording it. While the Dedup
+// or the Queue fails to record an answered message, the process remembers
+// it and does not answer it again; a reply the Graph API refuses for a
+// passing reason stays queued and is sent at a later pass. On start, and
 // every minute, the Server looks for messages left queued. Messages older
 // than [Config.MaxAge] are skipped, and only the family's phone numbers are
 // answered. Text, photos (downloaded from the Graph API), button and list

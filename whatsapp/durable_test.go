@@ -3,6 +3,7 @@ package whatsapp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -240,9 +241,9 @@ func (l *lossLocker) Lock(ctx context.Context, key string) (context.Context, fun
 	return held, cancel, nil
 }
 
-// TestLockLostStopsTheDrain: once its lock is lost, a drain finishes the
-// message in hand but neither removes it from the queue nor takes the next
-// one; the next holder skips the answered message and answers the next.
+// TestLockLostStopsTheDrain: once its lock is lost, a drain does not send
+// the reply in hand, remove the message from the queue, nor take the next
+// one; the next holder answers both.
 func TestLockLostStopsTheDrain(t *testing.T) {
 	locker := &lossLocker{waiting: make(chan struct{}), gate: make(chan struct{})}
 	h := newHarness(t, func(c *whatsapp.Config) { c.Locker = locker })
@@ -269,8 +270,8 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 	if got := h.resp.texts(); !slices.Equal(got, []string{"m1"}) {
 		t.Fatalf("with its lock lost, the drain went on to answer %q", got)
 	}
-	if got := h.bodies(); !slices.Equal(got, []string{"echo: m1"}) {
-		t.Fatalf("sent %q, want the reply in hand only", got)
+	if got := h.bodies(); len(got) != 0 {
+		t.Fatalf("sent %q under a lost lock", got)
 	}
 	if !strings.Contains(h.logs.String(), "sender lock lost") {
 		t.Error("the lost lock was not logged")
@@ -278,8 +279,8 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 
 	openGate.Do(func() { close(locker.gate) })
 	h.shutdown()
-	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m2"}) {
-		t.Errorf("responder asked %q, want m1 and m2 once each", got)
+	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) {
+		t.Errorf("responder asked %q, want m1 by both holders, then m2", got)
 	}
 	if got, want := h.bodies(), []string{"echo: m1", "echo: m2"}; !slices.Equal(got, want) {
 		t.Errorf("sent %q, want %q", got, want)
@@ -355,5 +356,38 @@ func TestWithoutAQueue(t *testing.T) {
 	h.abandon()
 	if !strings.Contains(h.logs.String(), "were not answered and are lost") || !strings.Contains(h.logs.String(), "messages=1") {
 		t.Errorf("the lost message was not logged:\n%s", h.logs.String())
+	}
+}
+
+// TestUntimedMessageAgesFromItsReceipt: a message without a timestamp that
+// waited in the queue through downtime longer than MaxAge, counted from
+// its receipt, is skipped.
+func TestUntimedMessageAgesFromItsReceipt(t *testing.T) {
+	var mu sync.Mutex
+	now := sampleTime
+	h := newHarness(t, func(c *whatsapp.Config) {
+		c.MaxAge = time.Hour
+		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	})
+	started := make(chan string, 1)
+	h.resp.respond = blockUntilStopped(started)
+	untimed := fmt.Sprintf(`{"from":%q,"id":"wamid.untimed","type":"text","text":{"body":"when?"}}`, sheenaWaID)
+	if code := h.post(payload([]string{change(sheenaWaID, untimed)})); code != http.StatusOK {
+		t.Fatalf("delivery: %d", code)
+	}
+	<-started
+	h.abandon()
+
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	h.resp.respond = nil
+	h.start()
+	h.shutdown()
+	if n := h.graph.Attempts(); n != 0 {
+		t.Errorf("a message received two hours ago was answered: %q", h.bodies())
+	}
+	if !strings.Contains(h.logs.String(), "too old to answer skipped") {
+		t.Error("the skip was not logged")
 	}
 }

@@ -147,11 +147,14 @@ type event struct {
 	WaID          string // the sender's WhatsApp id as sent, to reply to
 	ProfileName   string
 	Time          time.Time
-	Type          string // the payload's type, for logs
-	Kind          kind
-	Text          string
-	MediaID       string
-	MediaType     string
+	// Received is when the server queued it, which stands for Time when
+	// the message has none.
+	Received  time.Time
+	Type      string // the payload's type, for logs
+	Kind      kind
+	Text      string
+	MediaID   string
+	MediaType string
 }
 
 // delivery is what one webhook request carries.
@@ -349,4 +352,13 @@ func NormalizePhone(phone string) string {
 		return ""
 	}
 	return b.String()
+}
+
+// sentAt returns when ev was sent, or else received; zero if neither is
+// known (a message queued by an older version).
+func (ev event) sentAt() time.Time {
+	if ev.Time.IsZero() {
+		return ev.Received
+	}
+	return ev.Time
 }

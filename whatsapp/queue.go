@@ -113,6 +113,13 @@ func (q *memoryQueue) Keys(context.Context) ([]string, error) {
 	return keys, nil
 }
 
+// has reports whether key's queue holds items.
+func (q *memoryQueue) has(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items[key]) > 0
+}
+
 // len returns the number of items held.
 func (q *memoryQueue) len() int {
 	q.mu.Lock()
@@ -125,58 +132,72 @@ func (q *memoryQueue) len() int {
 }
 
 // enqueue keeps ev for handling and asks for a drain of its sender's
-// queue. It reports false when the message is not kept, so that Meta must
-// deliver it again: the server is shutting down and could only have held it
-// in memory.
+// queue. It returns "" once the message is kept, or else why not, so that
+// the delivery is refused and Meta delivers it again later.
 //
-// The message goes to the configured Queue; should that fail, it is held in
-// memory, where it is answered all the same unless the process stops first:
-// a delivery that cannot be kept durably is answered rather than refused,
-// since a refused one may wait hours for Meta's next attempt.
-func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) bool {
+// The message goes to the configured Queue. Should that fail, the message
+// is refused, unless Config.MemoryFallback is set: then it is held in
+// memory, where it is answered all the same unless the process stops first.
+func (s *Server) enqueue(ctx context.Context, log *slog.Logger, ev event) (refused string) {
+	ev.Received = s.cfg.Now()
 	item, err := json.Marshal(ev)
 	if err != nil { // cannot happen: an event is strings and numbers
 		log.Error("whatsapp: message cannot be queued", "err", err)
-		return true
+		return ""
 	}
 	durable := false
-	if s.queue != Queue(s.mem) {
+	// Once a sender has messages in memory, its next ones join them there
+	// until they are answered: the memory is drained after the Queue, so a
+	// message pushed to the Queue meanwhile would be answered first.
+	if s.queue != Queue(s.mem) && !s.mem.has(ev.From) {
 		// Meta waits for the answer to the delivery: a Queue that hangs
 		// must not hold it up for long.
 		pctx, cancel := context.WithTimeout(ctx, queuePushTimeout)
 		err = s.queue.Push(pctx, ev.From, item)
 		cancel()
-		if err == nil {
+		switch {
+		case err == nil:
 			durable = true
-		} else {
+		case !s.cfg.MemoryFallback:
+			log.Error("whatsapp: queue failed; the delivery is refused for Meta to deliver again later", "err", err)
+			return "cannot queue the message"
+		default:
 			log.Error("whatsapp: queue failed; the message is held in this process's memory only until it is answered", "err", err)
 		}
 	}
 	if !durable {
+		if s.closing.Load() {
+			// Memory is lost with the process: Meta must deliver it again.
+			return "shutting down"
+		}
 		s.mem.Push(ctx, ev.From, item)
 	}
-	if !s.drains.add(ev.From) {
-		// Shutting down: a durable message waits for the next start; one
-		// in memory would be lost, so Meta must deliver it again.
-		return durable
+	if !s.drains.add(ev.From) && !durable {
+		// Shut down meanwhile: a durable message waits for the next start;
+		// one in memory would be lost, so Meta must deliver it again.
+		return "shutting down"
 	}
-	return true
+	return ""
 }
 
 // queues returns the queues a sender's messages may be in, in the order
-// they are drained: the messages held in memory because the configured
-// Queue failed, then the configured Queue.
+// they are drained: the configured Queue, whose messages came first, then
+// the messages held in memory because the Queue failed to take them (and
+// those that came after them).
 func (s *Server) queues() []Queue {
 	if s.queue == Queue(s.mem) {
 		return []Queue{s.mem}
 	}
-	return []Queue{s.mem, s.queue}
+	return []Queue{s.queue, s.mem}
 }
 
 // handledBefore reports whether ev was answered already, according to the
 // Dedup. It is a shortcut that spares queueing a redelivery; the drain
 // checks again, so an error or a slow Dedup just means no.
 func (s *Server) handledBefore(ctx context.Context, log *slog.Logger, ev event) bool {
+	if s.answers.isSent(ev.ID) {
+		return true
+	}
 	ctx, cancel := context.WithTimeout(ctx, handledCheckTimeout)
 	defer cancel()
 	done, err := s.cfg.Dedup.Handled(ctx, ev.ID)

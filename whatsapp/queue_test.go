@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,13 +18,14 @@ import (
 )
 
 // memQueue is a Queue in memory, shared by the Servers of a test as a
-// Redis queue is by replicas. Every call fails while failing is set, and
-// the next failPeeks calls of Peek fail.
+// Redis queue is by replicas. Every call fails while failing is set, the
+// next failPeeks calls of Peek fail, and Ack fails while failAcks is set.
 type memQueue struct {
 	mu        sync.Mutex
 	items     map[string][][]byte
 	failing   bool
 	failPeeks int
+	failAcks  bool
 	peeks     int
 }
 
@@ -58,7 +61,7 @@ func (q *memQueue) Peek(_ context.Context, key string) ([]byte, bool, error) {
 func (q *memQueue) Ack(_ context.Context, key string, item []byte) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.failing {
+	if q.failing || q.failAcks {
 		return errQueueDown
 	}
 	if items := q.items[key]; len(items) > 0 && string(items[0]) == string(item) {
@@ -80,6 +83,20 @@ func (q *memQueue) Keys(context.Context) ([]string, error) {
 		}
 	}
 	return keys, nil
+}
+
+// peeked returns the number of calls of Peek so far.
+func (q *memQueue) peeked() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.peeks
+}
+
+// set changes the queue's failures under its lock.
+func (q *memQueue) set(f func(q *memQueue)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	f(q)
 }
 
 // len returns the number of items queued.
@@ -171,7 +188,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 // deliveries in memory and still answers them, in order, and says so.
 func TestSharedQueueDown(t *testing.T) {
 	q := &memQueue{failing: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
 	for _, code := range []int{h.post(text(sheenaWaID, "wamid.down1", "one")), h.post(text(sheenaWaID, "wamid.down2", "two"))} {
 		if code != http.StatusOK {
 			t.Errorf("delivery with the queue down: %d", code)
@@ -183,5 +200,61 @@ func TestSharedQueueDown(t *testing.T) {
 	}
 	if logs := h.logs.String(); !strings.Contains(logs, "queue failed; the message is held in this process's memory only") {
 		t.Errorf("the failure was not logged:\n%s", logs)
+	}
+}
+
+// TestQueueFailureKeepsOrder: a message the Queue fails to take, held in
+// memory, is answered after the sender's earlier messages in the Queue,
+// and before the later ones, which join it in memory.
+func TestQueueFailureKeepsOrder(t *testing.T) {
+	q := &memQueue{}
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
+	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+		if in.Text == "A" {
+			started <- struct{}{}
+			<-release
+		}
+		return "echo: " + in.Text, nil
+	}
+	h.post(text(sheenaWaID, "wamid.A", "A"))
+	<-started
+	h.post(text(sheenaWaID, "wamid.B0", "B0")) // in the Queue, behind A
+	q.set(func(q *memQueue) { q.failing = true })
+	h.post(text(sheenaWaID, "wamid.B", "B")) // in memory
+	q.set(func(q *memQueue) { q.failing = false })
+	h.post(text(sheenaWaID, "wamid.C", "C"))
+	close(release)
+	h.shutdown()
+	if got, want := h.resp.texts(), []string{"A", "B0", "B", "C"}; !slices.Equal(got, want) {
+		t.Errorf("answered %q, want %q", got, want)
+	}
+}
+
+// TestQueueFileFailureRefusesTheDelivery: without MemoryFallback, a
+// delivery whose message the QueueFile cannot write (a full disk) is
+// refused with 503, so that Meta delivers it again, and not answered; the
+// redelivery, once the disk works, is.
+func TestQueueFileFailureRefusesTheDelivery(t *testing.T) {
+	h := newHarness(t)
+	h.shutdown()
+	dir := filepath.Join(t.TempDir(), "gone")
+	h.queuePath = filepath.Join(dir, "whatsapp-inbox.json")
+	h.start()
+	if code := h.post(text(sheenaWaID, "wamid.full", "hello")); code != http.StatusServiceUnavailable {
+		t.Errorf("delivery with the queue file unwritable: %d, want 503", code)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if code := h.post(text(sheenaWaID, "wamid.full", "hello")); code != http.StatusOK {
+		t.Errorf("redelivery: %d, want 200", code)
+	}
+	h.shutdown()
+	if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
+		t.Errorf("sent %q, want the redelivery answered once", got)
+	}
+	if !strings.Contains(h.logs.String(), "the delivery is refused") {
+		t.Error("the refusal was not logged")
 	}
 }

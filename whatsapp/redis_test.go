@@ -53,9 +53,9 @@ func openRedis(t *testing.T, logger *slog.Logger) (*redis.Store, string, *goredi
 }
 
 // TestRedisLockStolenStopsTheDrain: with the Redis queue and locker, a
-// drain whose lock another takes stops before the next message, leaving it
-// queued in Redis; once the lock is free again the message is answered,
-// and the one answered under the lost lock is not answered twice.
+// drain whose lock another takes does not send the reply in hand and stops,
+// leaving both messages queued in Redis; once the lock is free again both
+// are answered, each once.
 func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	var storeLogs syncBuffer
 	store, prefix, rdb := openRedis(t, slog.New(slog.NewTextHandler(&storeLogs, nil)))
@@ -97,9 +97,12 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	once.Do(func() { close(release) })
-	h.waitLog("the message answered is left to its next holder")
+	h.waitLog("sender lock lost before the reply was sent")
 	if got := h.resp.texts(); !slices.Equal(got, []string{"m1"}) {
 		t.Fatalf("with its lock stolen, the drain went on to answer %q", got)
+	}
+	if n := h.graph.Attempts(); n != 0 {
+		t.Fatalf("sent %q under a stolen lock", h.bodies())
 	}
 	items, err := rdb.LRange(ctx, queueKey, 0, -1).Result()
 	if err != nil {
@@ -122,8 +125,8 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	if got, want := h.bodies(), []string{"echo: m1", "echo: m2"}; !slices.Equal(got, want) {
 		t.Errorf("sent %q, want %q", got, want)
 	}
-	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m2"}) {
-		t.Errorf("responder asked %q, want each once", got)
+	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) {
+		t.Errorf("responder asked %q, want m1 by both holders, then m2", got)
 	}
 	if n, _ := rdb.LLen(ctx, queueKey).Result(); n != 0 {
 		t.Errorf("%d messages still queued in Redis", n)

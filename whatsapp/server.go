@@ -34,7 +34,9 @@ const (
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
 //	               Config.Health fails), 503 once shutting down
 //
-// A delivery is answered 200 once its messages are in the [Queue]; they are
+// A delivery is answered 200 once its messages are in the [Queue] (or,
+// with Config.MemoryFallback, held in memory when the Queue fails), and 503
+// when they cannot be kept, so that Meta delivers it again later; they are
 // answered in the background, and leave the Queue only once answered and
 // recorded in the [Dedup]. With a durable Queue, a message acknowledged to
 // Meta is answered even if the process dies: at least once, and exactly
@@ -54,6 +56,11 @@ type Server struct {
 	queue  Queue
 	mem    *memoryQueue
 	drains drains
+	// answers remembers the messages answered, or with a reply, whose
+	// handling is not finished.
+	answers answers
+	// pass counts the resume passes.
+	pass atomic.Int64
 
 	// ctx is the context of background processing; cancel ends it when a
 	// shutdown runs out of time.
@@ -64,6 +71,10 @@ type Server struct {
 	stopResume context.CancelFunc
 	resumed    chan struct{}
 	stopOnce   sync.Once
+	// closed is closed when a shutdown begins; lockWait is how long a
+	// drain then still waits for a lock another holds.
+	closed   chan struct{}
+	lockWait time.Duration
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -175,6 +186,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("whatsapp: no durable queue: messages acknowledged but not yet answered are lost if the process dies")
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.closed, s.lockWait = make(chan struct{}), shutdownLockWait
 	s.drains = drains{run: s.drain, log: s.log}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /webhook", s.verify)
@@ -196,16 +208,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
-// delivers them again later) and waits until every accepted message has
-// been answered. If ctx ends first, Shutdown cancels the handling still
-// running, waits for it to return, and returns ctx's error: the messages
-// not answered stay in the Queue, a durable one keeps them for the next
-// start (or another replica), and their number is logged. Call it after
-// the http.Server's own Shutdown, and before closing what the Responder,
-// the Queue and the Dedup use. Calling it again is harmless.
+// delivers them again later) and waits for the drains under way, and those
+// asked for, to end. A drain ends once its sender's queue is empty, or
+// earlier when the Queue fails, the sender's lock is lost, or the lock is
+// held by another replica (which answers the sender's messages; Shutdown
+// waits for such a lock a few seconds only). What is left in a durable
+// Queue waits for the next start or another replica, and the number of
+// senders with messages left is logged. If ctx ends first, Shutdown
+// cancels the handling still running, waits for it to return, and returns
+// ctx's error. It also returns an error when messages held in memory only
+// (no durable Queue, or one that failed to take them) are lost. Call it
+// after the http.Server's own Shutdown, and before closing what the
+// Responder, the Queue and the Dedup use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	s.stopOnce.Do(s.stopResume)
+	s.stopOnce.Do(func() {
+		close(s.closed)
+		s.stopResume()
+	})
 	// wait waits for done, or for ctx, after which it stops the handling
 	// still running and then waits for done.
 	var cut error
@@ -223,11 +243,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.drains.close()
 	wait(s.drains.done())
 	s.cancel()
-	s.left()
+	lost := s.left()
 	if cut != nil {
 		return fmt.Errorf("whatsapp: shutdown: %w", cut)
 	}
-	return nil
+	return lost
 }
 
 // verify answers Meta's verification handshake: hub.mode=subscribe and
@@ -357,13 +377,14 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 			log.Info("whatsapp: duplicate delivery skipped")
 			continue
 		}
-		if !s.enqueue(r.Context(), log, ev) {
-			// Shutting down and the message could not be kept: ask Meta
-			// to deliver again later. Messages kept already are answered,
-			// and their ids make the redelivery of those a no-op.
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		if why := s.enqueue(r.Context(), log, ev); why != "" {
+			// Ask Meta to deliver again later. Messages kept already are
+			// answered, and their ids make the redelivery of those a
+			// no-op.
+			http.Error(w, why, http.StatusServiceUnavailable)
 			return
 		}
+
 	}
 	w.WriteHeader(http.StatusOK)
 }
@@ -412,6 +433,9 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 		in.Name = ev.ProfileName
 	}
 	if in.Time.IsZero() {
+		in.Time = ev.Received
+	}
+	if in.Time.IsZero() {
 		in.Time = s.cfg.Now()
 	}
 	if ev.Kind == kindImage {
@@ -435,11 +459,10 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	return reply
 }
 
-// send sends reply to the WhatsApp id to, in parts of at most
-// MaxTextLength characters, stopping at the first part that fails. It
-// reports whether every part was sent.
-func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) bool {
-	parts := Split(reply, MaxTextLength)
+// send sends the parts of a reply, each at most MaxTextLength characters,
+// to the WhatsApp id to, stopping at the first part that fails. It returns
+// how many parts were sent, and the error that stopped it, which it logs.
+func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []string) (int, error) {
 	for i, part := range parts {
 		if err := s.graph.sendText(ctx, to, part); err != nil {
 			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
@@ -448,8 +471,8 @@ func (s *Server) send(ctx context.Context, log *slog.Logger, to, reply string) b
 				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
 			}
 			log.Error("whatsapp: reply not sent", attrs...)
-			return false
+			return i, err
 		}
 	}
-	return true
+	return len(parts), nil
 }

@@ -98,6 +98,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		wcfg.Dedup = redisDedup{rs.Dedup()}
+		// While Redis is down the replicas still answer, holding the
+		// messages in memory, rather than refusing every delivery.
+		wcfg.MemoryFallback = true
 		wcfg.Health = func(ctx context.Context) error {
 			if err := rs.Ping(ctx); err != nil {
 				return fmt.Errorf("conversation memory (redis) unreachable, answering without it: %w", err)
@@ -126,9 +129,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// New already answers what an earlier process left in the inbox: every
+	// way out gives that its time, before the store closes.
+	stopWhatsApp := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownHandled)
+		defer cancel()
+		return wa.Shutdown(ctx)
+	}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
+		if serr := stopWhatsApp(); serr != nil {
+			e.log.Warn("mombot: shutdown", "err", serr)
+		}
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{Handler: wa, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
@@ -146,6 +159,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 	select {
 	case err := <-served:
+		if serr := stopWhatsApp(); serr != nil {
+			e.log.Warn("mombot: shutdown", "err", serr)
+		}
 		stopSweep()
 		<-sweepDone
 		return fmt.Errorf("serve: %w", err)
@@ -159,9 +175,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := srv.Shutdown(httpCtx); err != nil {
 		e.log.Warn("mombot: http shutdown", "err", err)
 	}
-	waCtx, cancel2 := context.WithTimeout(context.Background(), shutdownHandled)
-	defer cancel2()
-	err = wa.Shutdown(waCtx)
+	err = stopWhatsApp()
 	stopSweep()
 	<-sweepDone
 	if err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
 // TestServeKilledWhileAnswering kills mombot serve (SIGKILL) while the
@@ -136,5 +139,36 @@ func testKilledWhileAnswering(t *testing.T, store, inbox string) {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log of the restarted process lacks %q", want)
 		}
+	}
+}
+
+// TestServeListenFailsStillAnswersTheInbox: a serve that cannot listen
+// exits with an error, but only once it has answered the message an
+// earlier process left in the inbox, which it had started on.
+func TestServeListenFailsStillAnswersTheInbox(t *testing.T) {
+	dir := t.TempDir()
+	f := newServeFixture(t, "file:"+filepath.Join(dir, "conversations.json"), map[string]string{erin: "Erin"})
+	echoMarkers(f.claude, 100*time.Millisecond)
+	ev := map[string]any{
+		"PhoneNumberID": graphtest.PhoneNumberID, "ID": fmt.Sprintf("wamid.listen.%d", time.Now().UnixNano()),
+		"From": erin, "WaID": erinWaID, "Time": time.Now(), "Type": "text", "Text": "[k=left] hello",
+	}
+	inbox, _ := json.Marshal(map[string]any{"queues": map[string]any{erin: []any{ev}}})
+	if err := os.WriteFile(filepath.Join(dir, "whatsapp-inbox.json"), inbox, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cmd := exec.Command(f.bin, "serve", "--listen", taken.Addr().String(), "--config", f.config)
+	cmd.Env = f.env()
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("serve on a port in use succeeded:\n%s", out)
+	}
+	if got := f.graph.Sent(); len(got) != 1 || got[0].Body != "re left" {
+		t.Errorf("sent %+v before exiting, want the inbox's message answered:\n%s", got, out)
 	}
 }
