@@ -279,8 +279,12 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 
 	openGate.Do(func() { close(locker.gate) })
 	h.shutdown()
-	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) {
-		t.Errorf("responder asked %q, want m1 by both holders, then m2", got)
+	// Whether the first holder noticed the loss before or after m1's reply
+	// came back is a race: before, the next holder asks for m1 again;
+	// after, the reply waits unsent in the process and the next holder
+	// sends it without asking again. Either way m1 is sent once.
+	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) && !slices.Equal(got, []string{"m1", "m2"}) {
+		t.Errorf("responder asked %q, want m1 (once more by the next holder, unless its reply was kept), then m2", got)
 	}
 	if got, want := h.bodies(), []string{"echo: m1", "echo: m2"}; !slices.Equal(got, want) {
 		t.Errorf("sent %q, want %q", got, want)
