@@ -249,6 +249,14 @@ func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st ans
 		}
 		parts = Split(reply, MaxTextLength)
 	}
+	// ctx follows held only through an AfterFunc, which runs in a
+	// goroutine of its own: look at held itself before sending. A reply
+	// made before the loss was seen is kept, as an unsent one is, so that
+	// this process's next holder of the lock sends it without asking again.
+	if held.Err() != nil {
+		s.answers.setPending(ev.ID, at, parts, 0)
+		return stopped
+	}
 	n, err := s.send(ctx, log, ev.WaID, parts)
 	switch {
 	case err == nil:

@@ -125,8 +125,10 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	if got, want := h.bodies(), []string{"echo: m1", "echo: m2"}; !slices.Equal(got, want) {
 		t.Errorf("sent %q, want %q", got, want)
 	}
-	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) {
-		t.Errorf("responder asked %q, want m1 by both holders, then m2", got)
+	// As in TestLockLostStopsTheDrain, m1's reply may have come back
+	// before the loss was seen, and then waits unsent for the next holder.
+	if got := h.resp.texts(); !slices.Equal(got, []string{"m1", "m1", "m2"}) && !slices.Equal(got, []string{"m1", "m2"}) {
+		t.Errorf("responder asked %q, want m1 (once more by the next holder, unless its reply was kept), then m2", got)
 	}
 	if n, _ := rdb.LLen(ctx, queueKey).Result(); n != 0 {
 		t.Errorf("%d messages still queued in Redis", n)

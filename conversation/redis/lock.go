@@ -182,15 +182,16 @@ func (l *Locker) renew(ctx context.Context, rkey, token string, expires time.Tim
 			return // released meanwhile
 		case err != nil && time.Until(expires) <= every:
 			// The next renewal would come too late to be sure.
-			l.log.Error("redis: a lock could not be renewed before it expires; its holder is told it lost it", "err", err)
+			// Tell the holder first: once the loss is logged, it is known.
 			lose(ErrLockLost)
+			l.log.Error("redis: a lock could not be renewed before it expires; its holder is told it lost it", "err", err)
 			return
 		case err != nil:
 			// Try again at the next tick: the lock holds until expires.
 			l.log.Warn("redis: renewal of a lock failed", "err", err)
 		case n == 0:
-			l.log.Error("redis: a lock expired while held and may have passed to another holder; its holder is told it lost it")
 			lose(ErrLockLost)
+			l.log.Error("redis: a lock expired while held and may have passed to another holder; its holder is told it lost it")
 			return
 		default:
 			expires = sent.Add(l.ttl)
