@@ -378,6 +378,9 @@ var unusual = []conversation.Message{
 	msg("user", `"[From Erin]: caf\u00e9 <b>&</b> \"quotes\" \ud83c\udf2e and 🌮"`),
 	msg("assistant", `[{"type":"thinking","thinking":"She wants tacos.","signature":"EqQBCkYIBxgCKkB/sig+=="},{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"taco recipe"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Tacos","encrypted_content":"abc","page_age":null}]},{"type":"text","text":"Tacos it is.","citations":[{"type":"web_search_result_location","url":"https://example.com","title":"Tacos","encrypted_index":"xyz","cited_text":"tacos"}]},{"type":"tool_use","id":"toolu_9","name":"add_items","input":{"list":"grocery","items":["tortillas","lime"],"nested":{"z":1,"a":[1.50,2e3]}},"caller":{"type":"direct"}}]`),
 	msg("user", `[{"type":"tool_result","tool_use_id":"toolu_9","content":"Added 2 items.","cache_control":{"type":"ephemeral"}},{"type":"future_block","x":[true,false,null]}]`),
+	msg("assistant", `[{"type":"tool_use","id":"toolu_10","name":"search_notes","input":{}}]`),
+	// A search_result's "source" is a string URL, unlike an image's.
+	msg("user", `[{"type":"tool_result","tool_use_id":"toolu_10","content":[{"type":"search_result","source":"https://example.com/notes/1","title":"Note 1","content":[{"type":"text","text":"Tacos on Tuesday."}],"citations":{"enabled":true}}]},{"type":"search_result","source":"https://example.com/notes/2","title":"Note 2","content":[{"type":"text","text":"Lime."}]},{"type":"document","source":{"type":"content","content":[{"type":"text","text":"inline"}]}},{"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain"}}]`),
 	msg("assistant", `[{"type":"redacted_thinking","data":"EmwKAhgB"},{"type":"text","text":"Done."}]`),
 }
 
