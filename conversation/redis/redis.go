@@ -21,7 +21,7 @@ var _ conversation.Store = (*Store)(nil)
 const DefaultPrefix = "mombot:"
 
 // Timeouts of every call to Redis, unless the URL given to [Open] sets
-// them (dial_timeout, read_timeout, write_timeout, max_retries). go-redis's
+// them (dial_timeout, read_timeout, write_timeout). go-redis's
 // own defaults (5 s to dial, tried 5 times, 3 s to read, 3 retries) let one
 // call to a Redis that drops packets take over a minute; with these it fails
 // within about 2 s (two dials of 1 s), and a Redis that accepts but does not
@@ -87,7 +87,9 @@ type Store struct {
 // Calls fail rather than wait when Redis is unreachable: see
 // DefaultDialTimeout. A failed call is not retried, because a command whose
 // reply was lost may have run, and none of the store's writes (a turn's
-// append, a dedup's SET NX, a queue's LPOP) may run twice.
+// append, a dedup's SET NX, a queue's LPOP) may run twice. So the URL's
+// max_retries may only be 0 or -1, both meaning none (to go-redis itself,
+// 0 means its default of 3); Open refuses other values.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -108,7 +110,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("redis: open: %w", err)
 	}
-	setTimeouts(ropts, url)
+	if err := setTimeouts(ropts, url); err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
 	rdb := goredis.NewClient(ropts)
 	s := &Store{rdb: rdb, prefix: o.Prefix, log: o.Logger}
 	if err := rdb.Ping(ctx).Err(); err != nil {
@@ -124,8 +128,9 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// setTimeouts applies the package's timeouts to what the URL leaves unset.
-func setTimeouts(o *goredis.Options, url string) {
+// setTimeouts applies the package's timeouts to what the URL leaves unset,
+// and turns off go-redis's retries, refusing a URL that asks for some.
+func setTimeouts(o *goredis.Options, url string) error {
 	var q neturl.Values
 	if u, err := neturl.Parse(url); err == nil { // ParseURL accepted it
 		q = u.Query()
@@ -139,10 +144,14 @@ func setTimeouts(o *goredis.Options, url string) {
 	if !q.Has("write_timeout") {
 		o.WriteTimeout = DefaultWriteTimeout
 	}
-	if !q.Has("max_retries") {
-		o.MaxRetries = -1 // none
+	switch o.MaxRetries {
+	case 0, -1:
+		o.MaxRetries = -1 // none; go-redis reads 0 as its default, 3
+	default:
+		return fmt.Errorf("max_retries=%d: the store never retries a call, since a write whose reply was lost may have run (a turn would be stored twice); use 0 or leave it out", o.MaxRetries)
 	}
 	o.DialerRetries = dialAttempts
+	return nil
 }
 
 // checkPersistence warns when Redis keeps no append-only file, so that a
