@@ -2,12 +2,17 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	neturl "net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -58,11 +63,16 @@ type Options struct {
 	// Logger receives the turns dropped as invalid on load, lost locks and
 	// the warnings of Open; nil means slog.Default().
 	Logger *slog.Logger
-	// AllowUnreachable makes Open succeed when Redis does not answer: it
-	// logs a warning and returns the store, whose calls fail until Redis
-	// answers and work from then on. A server that can answer without
-	// memory sets it, so that it can start while Redis is down. A URL
-	// that does not parse fails either way.
+	// AllowUnreachable makes Open succeed when Redis cannot be reached
+	// (the connection is refused, reset or times out, or the name does not
+	// resolve) or answers that it is not ready yet (LOADING, MASTERDOWN,
+	// TRYAGAIN, BUSY, max clients): it logs a warning and returns the
+	// store, whose calls fail until Redis answers and work from then on. A
+	// server that can answer without memory sets it, so that it can start
+	// while Redis is down. Open fails either way on a URL that does not
+	// parse and on a reply that says the URL is wrong (a wrong password,
+	// NOAUTH, a database index out of range) or a TLS failure, which
+	// waiting would not mend.
 	AllowUnreachable bool
 }
 
@@ -79,8 +89,8 @@ type Store struct {
 }
 
 // Open connects to the Redis at url, of the form redis://[:PASSWORD@]HOST:PORT/DB
-// (rediss:// for TLS), and checks that it answers before ctx is done, unless
-// [Options].AllowUnreachable is set. The URL may carry go-redis's options as
+// (rediss:// for TLS), and checks that it answers before ctx is done (see
+// [Options].AllowUnreachable). The URL may carry go-redis's options as
 // query parameters (read_timeout=2s, ...). The caller must [Store.Close]
 // the store.
 //
@@ -116,7 +126,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	rdb := goredis.NewClient(ropts)
 	s := &Store{rdb: rdb, prefix: o.Prefix, log: o.Logger}
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		if !o.AllowUnreachable {
+		if !o.AllowUnreachable || !unreachable(err) {
 			rdb.Close()
 			return nil, fmt.Errorf("redis: open %s: %w", ropts.Addr, err)
 		}
@@ -126,6 +136,39 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	}
 	s.checkPersistence(ctx)
 	return s, nil
+}
+
+// unreachable reports whether err, from the first call to Redis, means that
+// Redis cannot be reached or is not ready yet, as opposed to an answer that
+// the URL is wrong.
+func unreachable(err error) bool {
+	var reply goredis.Error
+	if errors.As(err, &reply) {
+		return goredis.IsLoadingError(err) || goredis.IsMasterDownError(err) ||
+			goredis.IsTryAgainError(err) || goredis.IsMaxClientsError(err) ||
+			goredis.HasErrorPrefix(err, "BUSY ")
+	}
+	// TLS failures are a configuration to mend. A TLS alert from the
+	// server comes wrapped in a *net.OpError, so these are checked first.
+	var (
+		alert   tls.AlertError
+		record  tls.RecordHeaderError
+		verify  *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+	)
+	if errors.As(err, &alert) || errors.As(err, &record) || errors.As(err, &verify) ||
+		errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+		strings.Contains(err.Error(), "tls: ") {
+		return false
+	}
+	var nerr net.Error
+	return errors.As(err, &nerr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout)
 }
 
 // setTimeouts applies the package's timeouts to what the URL leaves unset,
