@@ -53,6 +53,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		{"InvalidPhone", testInvalidPhone},
 		{"PersistenceAcrossReopen", testReopen},
 		{"TurnExtraKept", testTurnExtra},
+		{"ExtraCompactedAndChecked", testExtraCompacted},
 		{"Clear", testClear},
 		{"List", testList},
 		{"Concurrent", testConcurrent},
@@ -553,6 +554,50 @@ func testTurnExtra(t *testing.T, e *env) {
 		t.Fatalf("message extras after reopen = %s, want %s", fmtExtra(got), fmtExtra(msgs[0].Extra))
 	}
 	assertMessages(t, e.history("+14155551234"), msgs)
+}
+
+// testExtraCompacted: extra keys of messages and turns are stored compacted,
+// so History gives the same bytes before and after reopening; invalid JSON
+// in them is rejected as an invalid turn, and a message's "role" and
+// "content" cannot be extra keys.
+func testExtraCompacted(t *testing.T, e *env) {
+	msgs := TextTurn("hi", "hello")
+	msgs[0].Extra = map[string]json.RawMessage{
+		"meta":    json.RawMessage("{ \"a\" : 1,\n \"b\" : [ 1, 2 ] }"),
+		"role":    json.RawMessage(`"assistant"`),
+		"content": json.RawMessage(`"sneaky"`),
+	}
+	turn := conversation.Turn{Messages: msgs, Extra: map[string]json.RawMessage{
+		"usage":    json.RawMessage(`{ "input_tokens" : 12 }`),
+		"messages": json.RawMessage(`[]`),
+	}}
+	if err := e.mem.Save(ctx(), "+14155551234", turn); err != nil {
+		t.Fatal(err)
+	}
+	want := TextTurn("hi", "hello")
+	want[0].Extra = map[string]json.RawMessage{"meta": json.RawMessage(`{"a":1,"b":[1,2]}`)}
+	before := e.history("+14155551234")
+	assertMessages(t, before, want)
+	e.reopen(nil)
+	assertMessages(t, e.history("+14155551234"), before)
+	c, err := e.store.Load(ctx(), "+14155551234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Turns[0].Extra; len(got) != 1 || string(got["usage"]) != `{"input_tokens":12}` {
+		t.Fatalf("turn extras after reopen = %d keys, usage %s; want only usage, compacted", len(got), got["usage"])
+	}
+
+	for name, bad := range map[string]conversation.Turn{
+		"message extra not JSON": {Messages: []conversation.Message{{Role: "user", Content: json.RawMessage(`"hi"`), Extra: map[string]json.RawMessage{"meta": json.RawMessage(`{"a":`)}}}},
+		"message extra empty":    {Messages: []conversation.Message{{Role: "user", Content: json.RawMessage(`"hi"`), Extra: map[string]json.RawMessage{"meta": nil}}}},
+		"turn extra not JSON":    {Messages: TextTurn("a", "b"), Extra: map[string]json.RawMessage{"usage": json.RawMessage(`nope`)}},
+	} {
+		if err := e.mem.Save(ctx(), "+14155551234", bad); !errors.Is(err, conversation.ErrInvalidTurn) {
+			t.Errorf("%s: Save err = %v, want ErrInvalidTurn", name, err)
+		}
+	}
+	assertMessages(t, e.history("+14155551234"), before)
 }
 
 func fmtExtra(m map[string]json.RawMessage) string {
