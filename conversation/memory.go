@@ -158,8 +158,8 @@ func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message)
 // replaced by placeholders (see [Sanitize]). The turn is durable when Save
 // returns nil.
 //
-// Extra keys, of the turn and of its messages, are stored compacted (see
-// [cleanExtra]).
+// Extra keys, of the turn and of its messages, are stored compacted, as
+// [Sanitize] does for a message's.
 //
 // A turn for the system sender is not stored, and Save returns nil. A turn
 // that would break the history (see [ValidateTurn]), or whose extra keys are

@@ -50,7 +50,7 @@ func Sanitize(m Message) (Message, error) {
 
 // cleanExtra returns a copy of extra without the keys in skip and with every
 // value compacted, or nil if none is left. It fails if a value is not valid
-// JSON. Save applies it to a turn's extra keys (skipping
+// JSON. Memory.Save applies it to a turn's extra keys (skipping
 // "messages") and, through [Sanitize], to each message's.
 func cleanExtra(extra map[string]json.RawMessage, skip ...string) (map[string]json.RawMessage, error) {
 	var out map[string]json.RawMessage
