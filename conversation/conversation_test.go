@@ -47,6 +47,16 @@ func TestValidateTurnMessages(t *testing.T) {
 		{"tool_use input an array", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":[]}]`)}, "tool_use input must be a JSON object"},
 		{"tool_use without input", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t"}]`)}, "tool_use input must be a JSON object"},
 		{"bad role", []conversation.Message{msg("user", `"a"`), msg("tool", `"b"`)}, `role must be "user" or "assistant"`},
+		// Valid shapes of the API's blocks whose fields differ in type from
+		// the blocks the rules look at: a search_result's "source" is a
+		// string URL, not an object.
+		{"search_result in a tool_result", []conversation.Message{msg("user", `"go"`), use, msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"search_result","source":"https://example.com/a","title":"A","content":[{"type":"text","text":"a fact"}],"citations":{"enabled":true}}]}]`)}, ""},
+		{"search_result at top level", []conversation.Message{msg("user", `[{"type":"search_result","source":"https://example.com/a","title":"A","content":[{"type":"text","text":"a fact"}]},{"type":"text","text":"what does it say?"}]`)}, ""},
+		{"thinking and redacted_thinking", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"thinking","thinking":"hm","signature":"sig"},{"type":"redacted_thinking","data":"EmwK"},{"type":"text","text":"ok"}]`)}, ""},
+		{"server tool blocks", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"T","encrypted_content":"e","page_age":null}]},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_2","content":{"type":"web_search_tool_result_error","error_code":"max_uses_exceeded"}},{"type":"text","text":"ok"}]`)}, ""},
+		{"documents of every source", []conversation.Message{msg("user", `[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain"}},{"type":"document","source":{"type":"url","url":"https://example.com/a.pdf"}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}},{"type":"document","source":{"type":"content","content":[{"type":"text","text":"inline"}]},"title":"T","citations":{"enabled":true}},{"type":"document","source":{"type":"file","file_id":"file_1"}},{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}},{"type":"text","text":"read these"}]`)}, ""},
+		{"tool_result content forms", []conversation.Message{msg("user", `"go"`), msg("assistant", `[{"type":"tool_use","id":"a","name":"t","input":{}},{"type":"tool_use","id":"b","name":"t","input":{}},{"type":"tool_use","id":"c","name":"t","input":{}}]`), msg("user", `[{"type":"tool_result","tool_use_id":"a","content":"r"},{"type":"tool_result","tool_use_id":"b","content":[]},{"type":"tool_result","tool_use_id":"c","is_error":true}]`)}, ""},
+		{"image with a string source", []conversation.Message{msg("user", `[{"type":"image","source":"https://example.com/a.png"}]`)}, "content: block 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +99,22 @@ func TestSanitizeKeepsOtherBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"[Image sent: photo]"},{"type":"text","text":"<ok> \u00e9"}],"is_error":true,"zzz":[1,2]}]`
+	if string(out.Content) != want {
+		t.Fatalf("got  %s\nwant %s", out.Content, want)
+	}
+}
+
+// TestSanitizeSearchResult: a search_result block, whose "source" is a
+// string, is kept byte for byte by Sanitize, at top level and inside a
+// tool_result whose images are replaced.
+func TestSanitizeSearchResult(t *testing.T) {
+	sr := `{"type":"search_result","source":"https://example.com/a","title":"A","content":[{"type":"text","text":"a fact"}],"citations":{"enabled":true}}`
+	in := msg("user", `[{"type":"tool_result","tool_use_id":"t","content":[`+sr+`,{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]},`+sr+`]`)
+	out, err := conversation.Sanitize(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[{"type":"tool_result","tool_use_id":"t","content":[` + sr + `,{"type":"text","text":"[Image sent: photo]"}]},` + sr + `]`
 	if string(out.Content) != want {
 		t.Fatalf("got  %s\nwant %s", out.Content, want)
 	}

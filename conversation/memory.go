@@ -158,9 +158,13 @@ func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message)
 // replaced by placeholders (see [Sanitize]). The turn is durable when Save
 // returns nil.
 //
+// Extra keys, of the turn and of its messages, are stored compacted, as
+// [Sanitize] does for a message's.
+//
 // A turn for the system sender is not stored, and Save returns nil. A turn
-// that would break the history (see [ValidateTurn]) is rejected with an error
-// wrapping [ErrInvalidTurn] and nothing is stored.
+// that would break the history (see [ValidateTurn]), or whose extra keys are
+// not valid JSON, is rejected with an error wrapping [ErrInvalidTurn] and
+// nothing is stored.
 func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if err := CheckPhone(phone); err != nil {
 		return err
@@ -168,7 +172,11 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if phone == SystemSender {
 		return nil
 	}
-	clean := Turn{Messages: make([]Message, len(turn.Messages)), Extra: turn.Clone().Extra}
+	extra, err := cleanExtra(turn.Extra, "messages")
+	if err != nil {
+		return fmt.Errorf("conversation: save turn: %w: %v", ErrInvalidTurn, err)
+	}
+	clean := Turn{Messages: make([]Message, len(turn.Messages)), Extra: extra}
 	for i, msg := range turn.Messages {
 		s, err := Sanitize(msg)
 		if err != nil {

@@ -202,20 +202,28 @@ type Source struct {
 	URL       string `json:"url"`
 }
 
+// blockFields holds the members of a block that some block type gives a
+// meaning. They are kept raw and decoded only for the types that define
+// them: other types use the same names for other shapes (a search_result's
+// "source" is a string URL, an image's is an object).
 type blockFields struct {
 	Type      *string         `json:"type"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	ToolUseID string          `json:"tool_use_id"`
-	Text      *string         `json:"text"`
+	ID        json.RawMessage `json:"id"`
+	Name      json.RawMessage `json:"name"`
+	ToolUseID json.RawMessage `json:"tool_use_id"`
+	Text      json.RawMessage `json:"text"`
 	Input     json.RawMessage `json:"input"`
 	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Source    *Source         `json:"source"`
+	IsError   json.RawMessage `json:"is_error"`
+	Source    json.RawMessage `json:"source"`
 }
 
 // ParseBlock decodes the fields of one content block that the memory rules
-// need. It fails when raw is not a JSON object with a string "type".
+// need. It fails when raw is not a JSON object with a string "type", or
+// when a field the rules read has the wrong JSON type for the block's type
+// (a text block's "text", a tool_use's "id" and "name", a tool_result's
+// "tool_use_id" and "is_error", an image's or document's "source"). Members
+// of other block types are not decoded, whatever their shape.
 func ParseBlock(raw json.RawMessage) (Block, error) {
 	var f blockFields
 	if err := json.Unmarshal(raw, &f); err != nil {
@@ -224,12 +232,39 @@ func ParseBlock(raw json.RawMessage) (Block, error) {
 	if f.Type == nil {
 		return Block{}, errors.New(`content block has no "type"`)
 	}
-	b := Block{
-		Type: *f.Type, ID: f.ID, Name: f.Name, ToolUseID: f.ToolUseID,
-		Input: f.Input, Content: f.Content, IsError: f.IsError, Source: f.Source, Raw: raw,
+	b := Block{Type: *f.Type, Input: f.Input, Content: f.Content, Raw: raw}
+	// field decodes one member into dst; a mismatch is an error only for
+	// the block types that define the member.
+	field := func(name string, val json.RawMessage, dst any, types ...string) error {
+		if len(val) == 0 || string(val) == "null" {
+			return nil
+		}
+		if err := json.Unmarshal(val, dst); err != nil && slices.Contains(types, b.Type) {
+			return fmt.Errorf("%s %q: %w", b.Type, name, err)
+		}
+		return nil
 	}
-	if f.Text != nil {
-		b.Text, b.HasText = *f.Text, true
+	var text *string
+	var src Source
+	for _, err := range []error{
+		field("id", f.ID, &b.ID, "tool_use"),
+		field("name", f.Name, &b.Name, "tool_use"),
+		field("tool_use_id", f.ToolUseID, &b.ToolUseID, "tool_result"),
+		field("text", f.Text, &text, "text"),
+		field("is_error", f.IsError, &b.IsError, "tool_result"),
+	} {
+		if err != nil {
+			return Block{}, err
+		}
+	}
+	if text != nil {
+		b.Text, b.HasText = *text, true
+	}
+	if (b.Type == "image" || b.Type == "document") && len(f.Source) > 0 && string(f.Source) != "null" {
+		if err := json.Unmarshal(f.Source, &src); err != nil {
+			return Block{}, fmt.Errorf("%s \"source\": %w", b.Type, err)
+		}
+		b.Source = &src
 	}
 	return b, nil
 }

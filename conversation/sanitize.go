@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ImagePlaceholder is the text that replaces a base64 image in a stored
@@ -24,8 +25,10 @@ func DocumentPlaceholder(mediaType string) string {
 // Sanitize returns m ready for storage: its content compacted, and every
 // base64 image or document block, including those inside tool results,
 // replaced by a text block with [ImagePlaceholder] or [DocumentPlaceholder].
-// Images and documents given by URL or file id are kept. Everything else,
-// the message's extra keys included, is kept byte for byte.
+// Images and documents given by URL or file id are kept. The message's extra
+// keys are compacted too, so that what is read back is what was saved, and
+// "role" and "content" are dropped from them; it fails if a value is not
+// valid JSON. Everything else is kept byte for byte.
 func Sanitize(m Message) (Message, error) {
 	content := compact(m.Content)
 	if !json.Valid(content) {
@@ -38,7 +41,33 @@ func Sanitize(m Message) (Message, error) {
 		}
 		content = out
 	}
-	return Message{Role: m.Role, Content: content, Extra: cloneExtra(m.Extra)}, nil
+	extra, err := cleanExtra(m.Extra, "role", "content")
+	if err != nil {
+		return Message{}, err
+	}
+	return Message{Role: m.Role, Content: content, Extra: extra}, nil
+}
+
+// cleanExtra returns a copy of extra without the keys in skip and with every
+// value compacted, or nil if none is left. It fails if a value is not valid
+// JSON. Memory.Save applies it to a turn's extra keys (skipping
+// "messages") and, through [Sanitize], to each message's.
+func cleanExtra(extra map[string]json.RawMessage, skip ...string) (map[string]json.RawMessage, error) {
+	var out map[string]json.RawMessage
+	for k, v := range extra {
+		if slices.Contains(skip, k) {
+			continue
+		}
+		v = compact(v)
+		if !json.Valid(v) {
+			return nil, fmt.Errorf("extra %q is not valid JSON", k)
+		}
+		if out == nil {
+			out = make(map[string]json.RawMessage, len(extra))
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // sanitizeBlocks rewrites an array of blocks, reporting whether it changed.

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -19,6 +21,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("mombot history migrate", flag.ContinueOnError)
 	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
+	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -36,7 +39,13 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if same {
 		return usagef("history migrate: --from and --to name the same store")
 	}
-	src, err := openStore(ctx, *from, e)
+	// A mistyped source must not be created empty and copied from.
+	if spec, err := parseStoreURL(*from); err == nil && spec.kind == "sqlite" {
+		if _, err := os.Stat(spec.path); errors.Is(err, iofs.ErrNotExist) {
+			return fmt.Errorf("store %s: no database at %s", *from, spec.path)
+		}
+	}
+	src, err := openStoreWith(ctx, *from, storeOptions{mustExist: true}, e)
 	if err != nil {
 		return err
 	}
@@ -49,22 +58,38 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if _, ok := dst.(conversation.Replacer); !ok {
 		e.log.Warn("history migrate: the target store cannot replace a conversation atomically; an interrupted copy may leave one partial until migrate runs again")
 	}
-	r, err := migrate(ctx, src, dst, cfg.timeout, time.Now(), newProgress(e.stderr))
+	r, err := migrate(ctx, src, dst, cfg.timeout, time.Now(), *force, newProgress(e.stderr))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (not copied: %d already there, %d newer in the target, %d expired, %d empty)\n",
-		r.copied, displayStore(*from), displayStore(*to), r.unchanged, r.newer, r.expired, r.empty)
+	for _, phone := range r.conflicted {
+		if *force {
+			fmt.Fprintf(e.stderr, "history migrate: %s: replaced turns that only the target held (--force)\n", conversation.MaskPhone(phone))
+		} else {
+			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", conversation.MaskPhone(phone))
+		}
+	}
+	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty)\n",
+		r.copied, displayStore(*from), displayStore(*to), r.unchanged, r.newer, r.conflicts, r.expired, r.empty)
 	return nil
 }
 
-// migrateResult counts what migrate did with each conversation of the source.
-type migrateResult struct {
+// migrateCounts counts what migrate did with each conversation of the source.
+type migrateCounts struct {
 	copied    int // written to the target
 	unchanged int // the target already held the same turns at the same time
 	newer     int // the target's conversation was active later: kept
+	conflicts int // the target held turns the source lacks: kept (not with force)
 	expired   int // expired in the source: left behind
 	empty     int // no valid turn left in the source after repair
+}
+
+// migrateResult is what migrate did.
+type migrateResult struct {
+	migrateCounts
+	// conflicted are the phones whose target conversation held turns the
+	// source lacks: kept, or replaced with force.
+	conflicted []string
 }
 
 // migrate copies each conversation of src that has not expired at now into
@@ -72,7 +97,13 @@ type migrateResult struct {
 // one has turns saved since (dst may already serve the live traffic), and
 // is kept. Running it again copies nothing more; a conversation continued
 // in dst is never rolled back to src's.
-func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Duration, now time.Time, p *progress) (migrateResult, error) {
+//
+// A live conversation in dst that is older than src's but holds a turn src
+// lacks (the server saved it in dst after an earlier copy, and the old one
+// went on saving in src) is a conflict: copying would lose that turn, so it
+// is kept and counted, unless force is set. dst may hold fewer turns than
+// src (a copy left partial) or lack its oldest (dropped by the turn cap).
+func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Duration, now time.Time, force bool, p *progress) (migrateResult, error) {
 	var r migrateResult
 	sums, err := src.List(ctx)
 	if err != nil {
@@ -114,8 +145,15 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 				r.unchanged++
 				continue
 			}
-			// Same time, other turns: a copy that an interruption left
-			// partial; complete it.
+			if !conversation.Expired(cur.LastActive, now, timeout) && !continues(c.Turns, cur.Turns) {
+				r.conflicted = append(r.conflicted, s.Phone)
+				if !force {
+					r.conflicts++
+					continue
+				}
+			}
+			// The target's turns are all in the source: an earlier copy,
+			// or one that an interruption left partial; bring it up to date.
 		}
 		replaced, err := replace(ctx, dst, c, timeout)
 		if err != nil {
@@ -130,6 +168,19 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 	p.show(len(sums), len(sums))
 	p.done()
 	return r, nil
+}
+
+// continues reports whether src holds every turn of dst: dst's turns, less
+// some of the oldest (which the turn cap dropped from src since), are the
+// first of src's, byte for byte.
+func continues(src, dst []conversation.Turn) bool {
+	for k := range dst {
+		rest := dst[k:]
+		if len(rest) <= len(src) && sameTurns(src[:len(rest)], rest) {
+			return true
+		}
+	}
+	return len(dst) == 0
 }
 
 // sameTurns reports whether a and b are the same turns, byte for byte.

@@ -283,16 +283,16 @@ func TestMigrateWithoutReplacer(t *testing.T) {
 	add(src, "+1", "copy me", now.Add(-time.Minute))
 	add(src, "+1", "and me", now.Add(-time.Minute))
 	add(src, "+2", "old copy", now.Add(-time.Minute))
-	add(dst, "+1", "stale", now.Add(-time.Hour))
+	add(dst, "+1", "stale", now.Add(-2*time.Hour)) // expired: nothing to lose
 	add(dst, "+2", "live", now)
 	add(src, "+3", "expired", now.Add(-2*time.Hour))
 
-	r, err := migrate(ctx, src, dst, lim.Timeout, now, nil)
+	r, err := migrate(ctx, src, dst, lim.Timeout, now, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (migrateResult{copied: 1, newer: 1, expired: 1}); r != want {
-		t.Errorf("result %+v, want %+v", r, want)
+	if want := (migrateCounts{copied: 1, newer: 1, expired: 1}); r.migrateCounts != want {
+		t.Errorf("result %+v, want %+v", r.migrateCounts, want)
 	}
 	for phone, want := range map[string]string{"+1": "copy me,and me", "+2": "live"} {
 		c, err := dst.Load(ctx, phone)
@@ -339,5 +339,121 @@ func TestMigrateBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(a); err == nil {
 		t.Error("a refused migration created the file")
+	}
+}
+
+// TestMigrateConflict: the server has moved to the target and saved a turn
+// there, but the old server went on and saved a later one in the source.
+// Copying would drop the target's turn, which someone was answered with:
+// migrate reports the conflict and keeps the target, unless --force.
+func TestMigrateConflict(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "old.json")
+	from, to := "file:"+path, "sqlite:"+filepath.Join(dir, "new.db")
+	const phone = "+14155551234"
+	now := time.Now()
+	seed(t, path, now.Add(-10*time.Minute), phone, storetest.TextTurn("before the move", "ok"))
+	migrateOK(t, from, to)
+
+	dst, err := openStore(context.Background(), to, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
+	if err := dst.Append(context.Background(), phone, conversation.Turn{Messages: storetest.TextTurn("on the new server", "noted")}, now.Add(-5*time.Minute), lim); err != nil {
+		t.Fatal(err)
+	}
+	dst.Close()
+	seed(t, path, now.Add(-time.Minute), phone, storetest.TextTurn("on the old server, later", "ok"))
+	want := historyOf(t, to, phone)
+
+	out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", from, "--to", to)
+	if code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "copied 0 conversations") || !strings.Contains(out, "1 in conflict") {
+		t.Errorf("migrate over a conflict: %s", out)
+	}
+	if !strings.Contains(errOut, conversation.MaskPhone(phone)) || !strings.Contains(errOut, "--force") || strings.Contains(errOut, phone) {
+		t.Errorf("stderr does not name the conflict (masked) and --force: %q", errOut)
+	}
+	sameMessages(t, "the target after a conflict", historyOf(t, to, phone), want)
+
+	out, errOut, code = runCmd(t, nil, "history", "migrate", "--force", "--from", from, "--to", to)
+	if code != 0 || !strings.Contains(out, "copied 1 conversations") {
+		t.Fatalf("migrate --force: exit %d\n%s%s", code, out, errOut)
+	}
+	sameMessages(t, "the target after --force", historyOf(t, to, phone), historyOf(t, from, phone))
+}
+
+// TestMigrateTurnsCompared: which targets the source may replace, by their
+// turns: a prefix of the source's (an interrupted copy), the same turns
+// less the oldest ones the cap dropped since (an earlier copy), or an
+// expired conversation; not one with a turn the source lacks.
+func TestMigrateTurnsCompared(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
+	add := func(s conversation.Store, phone string, at time.Time, texts ...string) {
+		t.Helper()
+		for _, text := range texts {
+			if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.TextTurn(text, "ok")}, at, lim); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src, dst := memstore.New(), memstore.New()
+	add(src, "+1", now.Add(-time.Minute), "a", "b", "c")
+	add(dst, "+1", now.Add(-10*time.Minute), "a", "b") // prefix
+	add(src, "+2", now.Add(-time.Minute), "b", "c", "d")
+	add(dst, "+2", now.Add(-10*time.Minute), "a", "b", "c") // the cap dropped a
+	add(src, "+3", now.Add(-time.Minute), "a", "b")
+	add(dst, "+3", now.Add(-2*time.Hour), "x") // expired
+	add(src, "+4", now.Add(-time.Minute), "a", "b")
+	add(dst, "+4", now.Add(-10*time.Minute), "a", "x") // x only in the target
+
+	r, err := migrate(ctx, src, dst, lim.Timeout, now, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (migrateCounts{copied: 3, conflicts: 1}); r.migrateCounts != want {
+		t.Errorf("result %+v, want %+v", r.migrateCounts, want)
+	}
+	if got := strings.Join(r.conflicted, " "); got != "+4" {
+		t.Errorf("conflicts %q, want +4", got)
+	}
+	for phone, want := range map[string]string{"+1": "a,b,c", "+2": "b,c,d", "+3": "a,b", "+4": "a,x"} {
+		c, err := dst.Load(ctx, phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, tr := range c.Turns {
+			texts = append(texts, tr.Messages[0].Text())
+		}
+		if got := strings.Join(texts, ","); got != want {
+			t.Errorf("%s: turns %q, want %q", phone, got, want)
+		}
+	}
+}
+
+// TestMigrateSourceMustExist: a mistyped source is an error, and creates
+// nothing, rather than an empty store that migrate copies nothing from.
+func TestMigrateSourceMustExist(t *testing.T) {
+	dir := t.TempDir()
+	to := "sqlite:" + filepath.Join(dir, "new.db")
+	for _, from := range []string{
+		filepath.Join(dir, "typo", "conversations.json"),
+		"file:" + filepath.Join(dir, "typo.json"),
+		"sqlite:" + filepath.Join(dir, "typo", "m.db"),
+	} {
+		out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", from, "--to", to)
+		if code == 0 || !strings.Contains(errOut, "typo") {
+			t.Errorf("migrate --from %s: exit %d, %q %q; want an error naming the missing store", from, code, out, errOut)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 0 {
+		t.Errorf("a failed migrate created %v", left)
 	}
 }

@@ -81,6 +81,30 @@ func waitHealth(t *testing.T, p *servedProc, prefix string) string {
 	return ""
 }
 
+// waitLogs polls p's log until it holds every one of want or timeout
+// passes, and returns the log and whether it does.
+func waitLogs(p *servedProc, timeout time.Duration, want ...string) (string, bool) {
+	has := func(logs string) bool {
+		for _, w := range want {
+			if !strings.Contains(logs, w) {
+				return false
+			}
+		}
+		return true
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		logs := p.logs.String()
+		if has(logs) {
+			return logs, true
+		}
+		if time.Now().After(deadline) {
+			return logs, false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestServeRedisDown: when the Redis behind the server goes down, the
 // server goes on answering without history and /healthz says it is
 // degraded; when Redis is back, memory works again without a restart.
@@ -115,7 +139,9 @@ func TestServeRedisDown(t *testing.T) {
 	if strings.Contains(body, "127.0.0.1") || strings.Contains(body, fmt.Sprint(r.port)) {
 		t.Errorf("/healthz shows the internal error to the public: %q", body)
 	}
-	if logs := p.logs.String(); !strings.Contains(logs, "health check failed") || !strings.Contains(logs, "redis") {
+	// The child's stderr is copied into p.logs asynchronously: the line
+	// may arrive after /healthz has answered.
+	if logs, ok := waitLogs(p, 10*time.Second, "health check failed", "redis"); !ok {
 		t.Errorf("the log does not say what is down:\n%s", logs)
 	}
 	if got := say("b1"); !slices.Equal(got, []string{"b1"}) {

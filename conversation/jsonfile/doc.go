@@ -23,6 +23,11 @@
 // vanishes or stops parsing while the store is in use (another process moved
 // a corrupt file aside, someone ran mv or rm), the conversations in memory are
 // kept and served, a loud error is logged, and the next save writes them back.
+// If another process writes a new file first, those of them it lacks are
+// added to it once, and written at once. When the file only failed to parse
+// while a writer that ignores the lock file was rewriting it in place, and
+// is valid by the time the lock is held, nothing was lost and it is taken as
+// it is: a conversation another process cleared stays cleared.
 // To wipe every conversation, stop the processes that use the file first.
 //
 // The file lock relies on flock(2); the package supports Linux and other Unix

@@ -63,19 +63,6 @@ func (s *state) remove(phone string) {
 	s.order = slices.DeleteFunc(s.order, func(p string) bool { return p == phone })
 }
 
-// mergeMissing adds to dst the members of src that dst lacks, at the end in
-// src's order, and returns how many it added.
-func mergeMissing(dst, src *state) int {
-	n := 0
-	for _, p := range src.order {
-		if _, ok := dst.entries[p]; !ok {
-			dst.put(p, src.entries[p])
-			n++
-		}
-	}
-	return n
-}
-
 // loadReport counts what parsing had to leave out.
 type loadReport struct {
 	droppedTurns  int // turns that were malformed or invalid for the API

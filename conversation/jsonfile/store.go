@@ -93,9 +93,10 @@ type Store struct {
 	stamp  stamp      // the version of the file st was read from or written as
 	warned bool
 	closed bool
-	// orphaned is set while memory holds conversations that the file
-	// lost (it vanished or was moved aside) until a save writes them.
-	orphaned bool
+	// orphans are the phones that only memory holds because the file
+	// vanished or was moved aside, until a save writes them or they are
+	// merged into a file another process wrote meanwhile; nil if none.
+	orphans map[string]bool
 }
 
 // Open opens the store at path, creating its folder (mode 0700, synced so
@@ -189,10 +190,14 @@ var testHookParseFailed func()
 // it refresh returns errNeedLock and the caller retries holding it.
 //
 // Memory is never emptied because the file went away: when the file
-// vanishes or does not parse after the store has used it, the conversations
-// in memory are kept, served, and written back by the next save. Until then
-// the store is orphaned, and a file that another process writes in the
-// meantime (which cannot hold them) is merged with them.
+// vanishes or is moved aside after the store has used it, the conversations
+// in memory are kept, served, and written back by the next save. If another
+// process writes a new file first (which cannot hold them), the phones that
+// only memory held then and that the new file lacks are merged into it once,
+// and the result is written at once under the file lock. A file that fails
+// to parse but is valid again by the time the lock is held lost nothing:
+// it is taken as it is, so a conversation another process cleared meanwhile
+// stays cleared.
 func (s *Store) refresh(startup, locked bool) error {
 	for attempt := 0; ; attempt++ {
 		cur, err := statPath(s.path)
@@ -210,19 +215,22 @@ func (s *Store) refresh(startup, locked bool) error {
 			if s.stamp.exists {
 				s.log.Error("conversations file vanished while in use; keeping the conversations in memory, the next save writes them back",
 					"path", s.path, "conversations", len(s.st.order))
-				s.orphaned = len(s.st.order) > 0
+				s.orphan()
 			}
 			s.stamp = stamp{}
 			return nil
 		}
 		parsed, rep, err := parse(data, s.loc)
 		if err == nil {
-			s.adopt(parsed, st, rep)
-			return nil
+			if s.orphans == nil {
+				s.adopt(parsed, st, rep)
+				return nil
+			}
+			if !locked {
+				return errNeedLock // the merge is written at once
+			}
+			return s.adoptOrphans(parsed, st, rep)
 		}
-		// Whatever happens next, the file at s.path does not hold what
-		// memory does.
-		s.orphaned = s.orphaned || len(s.st.order) > 0
 		if !locked {
 			if testHookParseFailed != nil {
 				testHookParseFailed()
@@ -246,6 +254,7 @@ func (s *Store) refresh(startup, locked bool) error {
 			"path", s.path, "moved_to", aside, "err", err, "conversations_in_memory", len(s.st.order))
 		// Nothing is at s.path now; what is in memory (nothing at start-up)
 		// is written by the next save.
+		s.orphan()
 		s.stamp = stamp{}
 		return nil
 	}
@@ -265,16 +274,48 @@ func (s *Store) moveAside() (string, error) {
 	return aside, os.Rename(s.path, aside)
 }
 
-// adopt makes parsed, read from the file version st, the current state.
-func (s *Store) adopt(parsed *state, st stamp, rep loadReport) {
-	if s.orphaned {
-		if n := mergeMissing(parsed, s.st); n > 0 {
-			s.log.Warn("a new conversations file appeared while conversations were only in memory; kept those it lacks, the next save writes them",
-				"path", s.path, "conversations_kept", n)
-		} else {
-			s.orphaned = false
+// orphan records that every phone in memory is now held only there: the
+// file that held them vanished or was moved aside.
+func (s *Store) orphan() {
+	if len(s.st.order) == 0 {
+		return
+	}
+	if s.orphans == nil {
+		s.orphans = make(map[string]bool, len(s.st.order))
+	}
+	for _, p := range s.st.order {
+		s.orphans[p] = true
+	}
+}
+
+// adoptOrphans adopts parsed, a file another process wrote while some
+// phones were held only in memory, with those of them it lacks added, and
+// writes the result at once. The file lock is held.
+func (s *Store) adoptOrphans(parsed *state, st stamp, rep loadReport) error {
+	n := 0
+	for _, p := range s.st.order {
+		if _, ok := parsed.entries[p]; s.orphans[p] && !ok {
+			parsed.put(p, s.st.entries[p])
+			n++
 		}
 	}
+	if n > 0 {
+		written, size, err := writeFile(s.path, func(w io.Writer) (int64, error) { return render(parsed, w) })
+		if err != nil {
+			return fmt.Errorf("write %s with the conversations only memory held: %w", s.path, err)
+		}
+		st = written
+		s.checkSize(size, len(parsed.order))
+		s.log.Warn("a new conversations file appeared while conversations were only in memory; added those it lacked and wrote it",
+			"path", s.path, "conversations_added", n)
+	}
+	s.orphans = nil
+	s.adopt(parsed, st, rep)
+	return nil
+}
+
+// adopt makes parsed, read from the file version st, the current state.
+func (s *Store) adopt(parsed *state, st stamp, rep loadReport) {
 	s.st, s.stamp = parsed, st
 	if rep.droppedTurns > 0 {
 		s.log.Warn("conversations file held turns the Messages API would reject; dropped them",
@@ -340,7 +381,7 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 		if err != nil {
 			return fmt.Errorf("write %s: %w", s.path, err)
 		}
-		s.st, s.stamp, s.orphaned = next, st, false
+		s.st, s.stamp, s.orphans = next, st, nil
 		s.checkSize(size, len(next.order))
 		return nil
 	})

@@ -2,12 +2,17 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	neturl "net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -21,7 +26,7 @@ var _ conversation.Store = (*Store)(nil)
 const DefaultPrefix = "mombot:"
 
 // Timeouts of every call to Redis, unless the URL given to [Open] sets
-// them (dial_timeout, read_timeout, write_timeout, max_retries). go-redis's
+// them (dial_timeout, read_timeout, write_timeout). go-redis's
 // own defaults (5 s to dial, tried 5 times, 3 s to read, 3 retries) let one
 // call to a Redis that drops packets take over a minute; with these it fails
 // within about 2 s (two dials of 1 s), and a Redis that accepts but does not
@@ -58,11 +63,16 @@ type Options struct {
 	// Logger receives the turns dropped as invalid on load, lost locks and
 	// the warnings of Open; nil means slog.Default().
 	Logger *slog.Logger
-	// AllowUnreachable makes Open succeed when Redis does not answer: it
-	// logs a warning and returns the store, whose calls fail until Redis
-	// answers and work from then on. A server that can answer without
-	// memory sets it, so that it can start while Redis is down. A URL
-	// that does not parse fails either way.
+	// AllowUnreachable makes Open succeed when Redis cannot be reached
+	// (the connection is refused, reset or times out, or the name does not
+	// resolve) or answers that it is not ready yet (LOADING, MASTERDOWN,
+	// TRYAGAIN, BUSY, max clients): it logs a warning and returns the
+	// store, whose calls fail until Redis answers and work from then on. A
+	// server that can answer without memory sets it, so that it can start
+	// while Redis is down. Open fails either way on a URL that does not
+	// parse and on a reply that says the URL is wrong (a wrong password,
+	// NOAUTH, a database index out of range) or a TLS failure, which
+	// waiting would not mend.
 	AllowUnreachable bool
 }
 
@@ -79,15 +89,17 @@ type Store struct {
 }
 
 // Open connects to the Redis at url, of the form redis://[:PASSWORD@]HOST:PORT/DB
-// (rediss:// for TLS), and checks that it answers before ctx is done, unless
-// [Options].AllowUnreachable is set. The URL may carry go-redis's options as
+// (rediss:// for TLS), and checks that it answers before ctx is done (see
+// [Options].AllowUnreachable). The URL may carry go-redis's options as
 // query parameters (read_timeout=2s, ...). The caller must [Store.Close]
 // the store.
 //
 // Calls fail rather than wait when Redis is unreachable: see
 // DefaultDialTimeout. A failed call is not retried, because a command whose
 // reply was lost may have run, and none of the store's writes (a turn's
-// append, a dedup's SET NX, a queue's LPOP) may run twice.
+// append, a dedup's SET NX, a queue's LPOP) may run twice. So the URL's
+// max_retries may only be 0 or -1, both meaning none (to go-redis itself,
+// 0 means its default of 3); Open refuses other values.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -108,11 +120,13 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("redis: open: %w", err)
 	}
-	setTimeouts(ropts, url)
+	if err := setTimeouts(ropts, url); err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
 	rdb := goredis.NewClient(ropts)
 	s := &Store{rdb: rdb, prefix: o.Prefix, log: o.Logger}
 	if err := rdb.Ping(ctx).Err(); err != nil {
-		if !o.AllowUnreachable {
+		if !o.AllowUnreachable || !unreachable(err) {
 			rdb.Close()
 			return nil, fmt.Errorf("redis: open %s: %w", ropts.Addr, err)
 		}
@@ -124,8 +138,42 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-// setTimeouts applies the package's timeouts to what the URL leaves unset.
-func setTimeouts(o *goredis.Options, url string) {
+// unreachable reports whether err, from the first call to Redis, means that
+// Redis cannot be reached or is not ready yet, as opposed to an answer that
+// the URL is wrong.
+func unreachable(err error) bool {
+	var reply goredis.Error
+	if errors.As(err, &reply) {
+		return goredis.IsLoadingError(err) || goredis.IsMasterDownError(err) ||
+			goredis.IsTryAgainError(err) || goredis.IsMaxClientsError(err) ||
+			goredis.HasErrorPrefix(err, "BUSY ")
+	}
+	// TLS failures are a configuration to mend. A TLS alert from the
+	// server comes wrapped in a *net.OpError, so these are checked first.
+	var (
+		alert   tls.AlertError
+		record  tls.RecordHeaderError
+		verify  *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		invalid x509.CertificateInvalidError
+	)
+	if errors.As(err, &alert) || errors.As(err, &record) || errors.As(err, &verify) ||
+		errors.As(err, &unknown) || errors.As(err, &host) || errors.As(err, &invalid) ||
+		strings.Contains(err.Error(), "tls: ") {
+		return false
+	}
+	var nerr net.Error
+	return errors.As(err, &nerr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, goredis.ErrPoolTimeout)
+}
+
+// setTimeouts applies the package's timeouts to what the URL leaves unset,
+// and turns off go-redis's retries, refusing a URL that asks for some.
+func setTimeouts(o *goredis.Options, url string) error {
 	var q neturl.Values
 	if u, err := neturl.Parse(url); err == nil { // ParseURL accepted it
 		q = u.Query()
@@ -139,10 +187,14 @@ func setTimeouts(o *goredis.Options, url string) {
 	if !q.Has("write_timeout") {
 		o.WriteTimeout = DefaultWriteTimeout
 	}
-	if !q.Has("max_retries") {
-		o.MaxRetries = -1 // none
+	switch o.MaxRetries {
+	case 0, -1:
+		o.MaxRetries = -1 // none; go-redis reads 0 as its default, 3
+	default:
+		return fmt.Errorf("max_retries=%d: the store never retries a call, since a write whose reply was lost may have run (a turn would be stored twice); use 0 or leave it out", o.MaxRetries)
 	}
 	o.DialerRetries = dialAttempts
+	return nil
 }
 
 // checkPersistence warns when Redis keeps no append-only file, so that a

@@ -550,6 +550,16 @@ func TestCallsFailWithoutRetry(t *testing.T) {
 	}
 }
 
+// answer makes the server send reply, raw, to every cmd.
+func (srv *silentServer) answer(cmd, reply string) {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.replies == nil {
+		srv.replies = map[string]string{}
+	}
+	srv.replies[cmd] = reply
+}
+
 // silentServer speaks just enough of the Redis protocol for a client to
 // connect (HELLO is refused, so the client falls back to RESP2; CLIENT
 // SETINFO is accepted) and then never answers a command. It counts the
@@ -559,6 +569,9 @@ type silentServer struct {
 	mu    sync.Mutex
 	conns []net.Conn
 	seen  map[string]int
+	// replies maps a command to the raw reply the server sends to it, if
+	// it is to answer it.
+	replies map[string]string
 }
 
 func newSilentServer(t *testing.T) *silentServer {
@@ -628,7 +641,12 @@ func (srv *silentServer) handle(c net.Conn) {
 		cmd := strings.ToUpper(args[0])
 		srv.mu.Lock()
 		srv.seen[cmd]++
+		reply, ok := srv.replies[cmd]
 		srv.mu.Unlock()
+		if ok {
+			io.WriteString(c, reply)
+			continue
+		}
 		switch cmd {
 		case "HELLO":
 			io.WriteString(c, "-ERR unknown command 'HELLO'\r\n")

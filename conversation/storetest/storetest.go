@@ -53,6 +53,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		{"InvalidPhone", testInvalidPhone},
 		{"PersistenceAcrossReopen", testReopen},
 		{"TurnExtraKept", testTurnExtra},
+		{"ExtraCompactedAndChecked", testExtraCompacted},
 		{"Clear", testClear},
 		{"List", testList},
 		{"Concurrent", testConcurrent},
@@ -378,6 +379,9 @@ var unusual = []conversation.Message{
 	msg("user", `"[From Erin]: caf\u00e9 <b>&</b> \"quotes\" \ud83c\udf2e and 🌮"`),
 	msg("assistant", `[{"type":"thinking","thinking":"She wants tacos.","signature":"EqQBCkYIBxgCKkB/sig+=="},{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"taco recipe"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://example.com","title":"Tacos","encrypted_content":"abc","page_age":null}]},{"type":"text","text":"Tacos it is.","citations":[{"type":"web_search_result_location","url":"https://example.com","title":"Tacos","encrypted_index":"xyz","cited_text":"tacos"}]},{"type":"tool_use","id":"toolu_9","name":"add_items","input":{"list":"grocery","items":["tortillas","lime"],"nested":{"z":1,"a":[1.50,2e3]}},"caller":{"type":"direct"}}]`),
 	msg("user", `[{"type":"tool_result","tool_use_id":"toolu_9","content":"Added 2 items.","cache_control":{"type":"ephemeral"}},{"type":"future_block","x":[true,false,null]}]`),
+	msg("assistant", `[{"type":"tool_use","id":"toolu_10","name":"search_notes","input":{}}]`),
+	// A search_result's "source" is a string URL, unlike an image's.
+	msg("user", `[{"type":"tool_result","tool_use_id":"toolu_10","content":[{"type":"search_result","source":"https://example.com/notes/1","title":"Note 1","content":[{"type":"text","text":"Tacos on Tuesday."}],"citations":{"enabled":true}}]},{"type":"search_result","source":"https://example.com/notes/2","title":"Note 2","content":[{"type":"text","text":"Lime."}]},{"type":"document","source":{"type":"content","content":[{"type":"text","text":"inline"}]}},{"type":"document","source":{"type":"text","media_type":"text/plain","data":"plain"}}]`),
 	msg("assistant", `[{"type":"redacted_thinking","data":"EmwKAhgB"},{"type":"text","text":"Done."}]`),
 }
 
@@ -550,6 +554,50 @@ func testTurnExtra(t *testing.T, e *env) {
 		t.Fatalf("message extras after reopen = %s, want %s", fmtExtra(got), fmtExtra(msgs[0].Extra))
 	}
 	assertMessages(t, e.history("+14155551234"), msgs)
+}
+
+// testExtraCompacted: extra keys of messages and turns are stored compacted,
+// so History gives the same bytes before and after reopening; invalid JSON
+// in them is rejected as an invalid turn, and a message's "role" and
+// "content" cannot be extra keys.
+func testExtraCompacted(t *testing.T, e *env) {
+	msgs := TextTurn("hi", "hello")
+	msgs[0].Extra = map[string]json.RawMessage{
+		"meta":    json.RawMessage("{ \"a\" : 1,\n \"b\" : [ 1, 2 ] }"),
+		"role":    json.RawMessage(`"assistant"`),
+		"content": json.RawMessage(`"sneaky"`),
+	}
+	turn := conversation.Turn{Messages: msgs, Extra: map[string]json.RawMessage{
+		"usage":    json.RawMessage(`{ "input_tokens" : 12 }`),
+		"messages": json.RawMessage(`[]`),
+	}}
+	if err := e.mem.Save(ctx(), "+14155551234", turn); err != nil {
+		t.Fatal(err)
+	}
+	want := TextTurn("hi", "hello")
+	want[0].Extra = map[string]json.RawMessage{"meta": json.RawMessage(`{"a":1,"b":[1,2]}`)}
+	before := e.history("+14155551234")
+	assertMessages(t, before, want)
+	e.reopen(nil)
+	assertMessages(t, e.history("+14155551234"), before)
+	c, err := e.store.Load(ctx(), "+14155551234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Turns[0].Extra; len(got) != 1 || string(got["usage"]) != `{"input_tokens":12}` {
+		t.Fatalf("turn extras after reopen = %d keys, usage %s; want only usage, compacted", len(got), got["usage"])
+	}
+
+	for name, bad := range map[string]conversation.Turn{
+		"message extra not JSON": {Messages: []conversation.Message{{Role: "user", Content: json.RawMessage(`"hi"`), Extra: map[string]json.RawMessage{"meta": json.RawMessage(`{"a":`)}}}},
+		"message extra empty":    {Messages: []conversation.Message{{Role: "user", Content: json.RawMessage(`"hi"`), Extra: map[string]json.RawMessage{"meta": nil}}}},
+		"turn extra not JSON":    {Messages: TextTurn("a", "b"), Extra: map[string]json.RawMessage{"usage": json.RawMessage(`nope`)}},
+	} {
+		if err := e.mem.Save(ctx(), "+14155551234", bad); !errors.Is(err, conversation.ErrInvalidTurn) {
+			t.Errorf("%s: Save err = %v, want ErrInvalidTurn", name, err)
+		}
+	}
+	assertMessages(t, e.history("+14155551234"), before)
 }
 
 func fmtExtra(m map[string]json.RawMessage) string {
