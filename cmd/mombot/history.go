@@ -20,7 +20,7 @@ const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
   mombot history show [--json] PHONE     a readable transcript, or (--json) the messages exactly as sent to Claude
   mombot history clear PHONE             forget a person's conversation
-  mombot history migrate --from URL --to URL
+  mombot history migrate --from URL --to URL [--force]
                                          copy every live conversation to another store
 
 Flags (anywhere on the line):`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
@@ -177,10 +178,27 @@ func TestHistoryBadInput(t *testing.T) {
 	}
 }
 
+// TestHistorySQLiteStore: history lists an empty database, and reports a
+// mistyped one instead of creating it.
 func TestHistorySQLiteStore(t *testing.T) {
-	vars := map[string]string{"MOMBOT_STORE": "sqlite:" + filepath.Join(t.TempDir(), "mombot.db")}
+	missing := filepath.Join(t.TempDir(), "typo.db")
+	vars := map[string]string{"MOMBOT_STORE": "sqlite:" + missing}
+	if out, errOut, code := runCmd(t, vars, "history", "list"); code != 1 || !strings.Contains(errOut, "no conversations file at "+missing) {
+		t.Errorf("list on a missing sqlite store: exit %d %q %q, want 1 and the path", code, out, errOut)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("list created the missing database: %v", err)
+	}
+
+	path := filepath.Join(t.TempDir(), "mombot.db")
+	s, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	vars["MOMBOT_STORE"] = "sqlite:" + path
 	if out, errOut, code := runCmd(t, vars, "history", "list"); code != 0 || !strings.Contains(out, "no conversations") {
-		t.Fatalf("list on a new sqlite store: exit %d %s %s", code, out, errOut)
+		t.Fatalf("list on an empty sqlite store: exit %d %s %s", code, out, errOut)
 	}
 }
 

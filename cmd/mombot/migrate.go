@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	iofs "io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -40,11 +38,6 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return usagef("history migrate: --from and --to name the same store")
 	}
 	// A mistyped source must not be created empty and copied from.
-	if spec, err := parseStoreURL(*from); err == nil && spec.kind == "sqlite" {
-		if _, err := os.Stat(spec.path); errors.Is(err, iofs.ErrNotExist) {
-			return fmt.Errorf("store %s: no database at %s", *from, spec.path)
-		}
-	}
 	src, err := openStoreWith(ctx, *from, storeOptions{mustExist: true}, e)
 	if err != nil {
 		return err

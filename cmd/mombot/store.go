@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	iofs "io/fs"
 	"net"
 	neturl "net/url"
 	"os"
@@ -201,6 +203,11 @@ func openStoreWith(ctx context.Context, url string, o storeOptions, e *env) (con
 		}
 		return s, nil
 	case "sqlite":
+		if o.mustExist {
+			if _, err := os.Stat(spec.path); errors.Is(err, iofs.ErrNotExist) {
+				return nil, fmt.Errorf("store %s: no database at %s: %w", url, spec.path, iofs.ErrNotExist)
+			}
+		}
 		s, err := sqlite.Open(spec.path, &sqlite.Options{Logger: e.log})
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", url, err)
