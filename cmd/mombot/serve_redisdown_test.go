@@ -105,16 +105,12 @@ func waitLogs(p *servedProc, timeout time.Duration, want ...string) (string, boo
 	}
 }
 
-// TestServeRedisDown: when the Redis behind the server goes down, the
-// server goes on answering without history and /healthz says it is
-// degraded; when Redis is back, memory works again without a restart.
-func TestServeRedisDown(t *testing.T) {
-	r := startRedis(t)
-	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
-	echoMarkers(f.claude, 0)
-	p := f.start()
+// erinSays returns a func that delivers a message from Erin to p, marked
+// with key, waits for its reply and returns the markers of the user
+// messages the model was sent for it: what history it saw.
+func erinSays(t *testing.T, f *serveFixture, p *servedProc) func(key string) []string {
 	n := 0
-	say := func(key string) []string {
+	return func(key string) []string {
 		t.Helper()
 		n++
 		body := delivery(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
@@ -128,6 +124,17 @@ func TestServeRedisDown(t *testing.T) {
 		reqs := f.claude.Requests()
 		return markers(reqs[len(reqs)-1].Params.Messages)
 	}
+}
+
+// TestServeRedisDown: when the Redis behind the server goes down, the
+// server goes on answering without history and /healthz says it is
+// degraded; when Redis is back, memory works again without a restart.
+func TestServeRedisDown(t *testing.T) {
+	r := startRedis(t)
+	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
+	echoMarkers(f.claude, 0)
+	p := f.start()
+	say := erinSays(t, f, p)
 	waitHealth(t, p, "ok")
 	say("a1")
 	if got := say("a2"); !slices.Equal(got, []string{"a1", "a2"}) {
@@ -172,21 +179,7 @@ func TestServeStartsWithRedisDown(t *testing.T) {
 	r.kill()
 	p := f.start()
 	waitHealth(t, p, "degraded")
-	n := 0
-	say := func(key string) []string {
-		t.Helper()
-		n++
-		body := delivery(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.startdown.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
-		if code := p.deliver(body); code != 200 {
-			t.Fatalf("delivery of %s: %d", key, code)
-		}
-		sent := waitSent(t, f.graph, n, 30*time.Second)
-		if got := sent[n-1].Body; got != "re "+key {
-			t.Fatalf("reply %q, want %q", got, "re "+key)
-		}
-		reqs := f.claude.Requests()
-		return markers(reqs[len(reqs)-1].Params.Messages)
-	}
+	say := erinSays(t, f, p)
 	if got := say("d1"); !slices.Equal(got, []string{"d1"}) {
 		t.Errorf("with Redis down the model saw %q, want the message alone", got)
 	}
