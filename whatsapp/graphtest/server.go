@@ -317,32 +317,26 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID s
 	})
 }
 
+// documented are the Graph API errors a test can inject by code, with the
+// title and details Meta's error-code reference gives them.
+var documented = map[int]struct{ title, details string }{
+	131000: {"Something went wrong", "Message failed to send due to an unknown error."},
+	131026: {"Message undeliverable", "Unable to deliver message."},
+	131047: {"Re-engagement message", "Message failed to send because more than 24 hours have passed since the customer last replied to this number."},
+	131048: {"Spam rate limit hit", "Message failed to send because there are restrictions on how many messages can be sent from this phone number."},
+	131056: {"(Business Account, Consumer Account) pair rate limit hit", "Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time."},
+	133004: {"Server temporarily unavailable", "Server is temporarily unavailable."},
+}
+
 func injected(status, code int) graphError {
 	details := func(d string) json.RawMessage {
 		data, _ := json.Marshal(map[string]string{"messaging_product": "whatsapp", "details": d})
 		return data
 	}
-	switch code {
-	case 0:
-	case 131000:
-		return graphError{Message: "(#131000) Something went wrong", Type: "OAuthException", Code: code,
-			ErrorData: details("Message failed to send due to an unknown error.")}
-	case 131026:
-		return graphError{Message: "(#131026) Message undeliverable", Type: "OAuthException", Code: code,
-			ErrorData: details("Unable to deliver message.")}
-	case 131047:
-		return graphError{Message: "(#131047) Re-engagement message", Type: "OAuthException", Code: code,
-			ErrorData: details("Message failed to send because more than 24 hours have passed since the customer last replied to this number.")}
-	case 131048:
-		return graphError{Message: "(#131048) Spam rate limit hit", Type: "OAuthException", Code: code,
-			ErrorData: details("Message failed to send because there are restrictions on how many messages can be sent from this phone number.")}
-	case 131056:
-		return graphError{Message: "(#131056) (Business Account, Consumer Account) pair rate limit hit", Type: "OAuthException", Code: code,
-			ErrorData: details("Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.")}
-	case 133004:
-		return graphError{Message: "(#133004) Server temporarily unavailable", Type: "OAuthException", Code: code,
-			ErrorData: details("Server is temporarily unavailable.")}
-	default:
+	if code != 0 {
+		if e, ok := documented[code]; ok {
+			return graphError{Message: fmt.Sprintf("(#%d) %s", code, e.title), Type: "OAuthException", Code: code, ErrorData: details(e.details)}
+		}
 		return graphError{Message: fmt.Sprintf("(#%d) graphtest: injected error", code), Type: "OAuthException", Code: code}
 	}
 	switch {
