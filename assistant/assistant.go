@@ -290,6 +290,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		"input_tokens", t.usage.InputTokens,
 		"output_tokens", t.usage.OutputTokens,
 		"cache_creation_input_tokens", t.usage.CacheCreationInputTokens,
+		"cache_creation_1h_input_tokens", t.usage.CacheCreation.Ephemeral1hInputTokens,
 		"cache_read_input_tokens", t.usage.CacheReadInputTokens,
 		"stored", t.stored,
 		"outcome", t.outcome,
