@@ -97,6 +97,13 @@ type Store struct {
 	// vanished or was moved aside, until a save writes them or they are
 	// merged into a file another process wrote meanwhile; nil if none.
 	orphans map[string]bool
+
+	// The usage ledger's file, apart from the conversations (usage.go).
+	usagePath  string
+	umu        sync.Mutex // guards the fields below and orders this process's ledger writers
+	ulock      *os.File   // the ledger's lock file, opened by the first addition
+	uclosed    bool
+	utempsGone bool // the ledger's leftover temporary files were removed
 }
 
 // Open opens the store at path, creating its folder (mode 0700, synced so
@@ -139,7 +146,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
-	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState()}
+	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState(), usagePath: UsagePath(path)}
 	if err := s.withFileLock(func() error {
 		s.removeTemps()
 		return s.refresh(true, true)
@@ -522,5 +529,5 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.lock.Close()
+	return errors.Join(s.lock.Close(), s.closeUsage())
 }

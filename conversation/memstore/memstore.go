@@ -22,6 +22,7 @@ var _ conversation.Store = (*Store)(nil)
 type Store struct {
 	mu    sync.Mutex
 	convs map[string]conversation.Conversation
+	usage map[usageKey]conversation.Usage // the ledger, see usage.go
 }
 
 // New returns an empty store.

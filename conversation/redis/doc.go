@@ -10,6 +10,12 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
+// A phone's usage ledger ([conversation.UsageLedger]) is one more key, with
+// no TTL, so that it outlives the conversation:
+//
+//	<prefix>usage:<phone>   hash: "<UTC day>:<count>" -> integer, such as
+//	                        "2026-02-24:input_tokens"; added to by one script
+//
 // A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
 // key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
 // the store's connections.
