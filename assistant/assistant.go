@@ -62,6 +62,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Ledger records each message's usage, per person and day; nil means
+	// the memory's store, when it keeps a ledger (every store of package
+	// conversation's sub-packages does). Recording never changes what is
+	// sent to the API, and a failure to record is logged, not returned.
+	Ledger conversation.UsageLedger
 }
 
 // Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
@@ -101,6 +106,7 @@ type Assistant struct {
 	family  map[string]Person
 	loc     *time.Location
 	tools   *Registry
+	ledger  conversation.UsageLedger // nil: none
 	locker  Locker
 	log     *slog.Logger
 	now     func() time.Time
@@ -148,6 +154,9 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Ledger == nil {
+		o.Ledger, _ = mem.Store().(conversation.UsageLedger)
+	}
 	family := make(map[string]Person, len(o.Family))
 	for phone, p := range o.Family {
 		if err := conversation.CheckPhone(phone); err != nil {
@@ -158,7 +167,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	a := &Assistant{
 		client: client, mem: mem, model: o.Model, maxTok: o.MaxTokens,
 		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
-		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now,
+		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now, ledger: o.Ledger,
 	}
 	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
 	return a, nil
@@ -235,7 +244,10 @@ func (a *Assistant) configured(phone string) Person {
 //
 // The turn is saved on every path that made an API call and got at least
 // one tool round or a final answer; a message refused before the API, or an
-// API failure before any tool ran, stores nothing.
+// API failure before any tool ran, stores nothing. The usage of every call
+// that returned a message is added to the usage ledger (see
+// [Options].Ledger) on every path, failures included, except for the
+// system sender.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
 	log := a.log.With("phone", conversation.MaskPhone(in.From))
@@ -283,6 +295,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 
 	t := &turn{a: a, in: in, person: a.configured(in.From), history: history, msgs: []conversation.Message{user}, log: log}
 	reply, err := t.run(ctx)
+	t.recordUsage(ctx)
 	log.Info("assistant: message handled",
 		"history_messages", len(history),
 		"tool_rounds", t.rounds,
