@@ -34,6 +34,9 @@ type fileConfig struct {
 
 	WhatsApp whatsAppConfig `json:"whatsapp"`
 
+	// Prices are what mombot usage estimates the cost with (usage.go).
+	Prices *priceConfig `json:"prices"`
+
 	dir string // the configuration file's folder
 }
 
@@ -109,6 +112,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		if d <= 0 {
 			return nil, fmt.Errorf("config %s: whatsapp.max_age must be a positive duration such as \"24h\", got %q", path, c.WhatsApp.MaxAge)
 		}
+	}
+	if _, err := c.Prices.resolve(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return &c, nil
 }

@@ -61,6 +61,7 @@ var commands = map[string]command{
 	"ask":     {"send one message as a family member and print the reply", runAsk},
 	"chat":    {"talk with the assistant in the terminal, with the same memory", runChat},
 	"serve":   {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
+	"usage":   {"what the assistant's API calls cost, per person and in total", runUsage},
 }
 
 // usageError is a mistake on the command line; it exits with status 2.
