@@ -16,4 +16,8 @@
 // base64 images and documents by short text placeholders. Persistence is a
 // [Store]; the stores live in sub-packages (jsonfile, sqlite, redis) and all
 // run the conformance suite in package storetest.
+//
+// Every store also keeps a [UsageLedger]: what each person's messages cost,
+// per UTC day, apart from the conversations, so that it outlives them (the
+// turn cap, [Memory.Clear], expiry and sweeps leave it alone).
 package conversation
