@@ -103,7 +103,9 @@ type Store struct {
 	umu        sync.Mutex // guards the fields below and orders this process's ledger writers
 	ulock      *os.File   // the ledger's lock file, opened by the first addition
 	uclosed    bool
-	utempsGone bool // the ledger's leftover temporary files were removed
+	utempsGone bool       // the ledger's leftover temporary files were removed
+	ucache     *usageFile // the ledger as of ustamp's version of its file; nil: read it
+	ustamp     stamp
 }
 
 // Open opens the store at path, creating its folder (mode 0700, synced so

@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,38 +107,99 @@ func parseUsage(data []byte) (*usageFile, error) {
 
 func (c usageCounts) usage() conversation.Usage { return conversation.Usage(c) }
 
+// render writes the ledger file: sorted phones and days, one day's counts
+// a line, then the other top-level keys, compacted. It is written by hand
+// rather than with encoding/json's reflection and indentation, which cost
+// ten times the fsync for a family's ledger of a few years.
 func (f *usageFile) render() ([]byte, error) {
-	out := make(map[string]any, len(f.other)+1)
-	for k, v := range f.other {
-		out[k] = v
+	b := make([]byte, 0, 64+len(f.usage)*32+f.days()*200)
+	b = append(b, "{\n  \"usage\": {"...)
+	for i, phone := range slices.Sorted(maps.Keys(f.usage)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = append(b, quote(phone)...)
+		b = append(b, ": {"...)
+		days := f.usage[phone]
+		for j, day := range slices.Sorted(maps.Keys(days)) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			c := days[day]
+			b = append(b, "\n      "...)
+			b = append(b, quote(day)...)
+			for _, n := range []struct {
+				key string
+				v   int64
+			}{
+				{`: {"messages": `, c.Messages}, {`, "api_calls": `, c.Calls}, {`, "input_tokens": `, c.InputTokens},
+				{`, "cache_write_5m_tokens": `, c.CacheWrite5mTokens}, {`, "cache_write_1h_tokens": `, c.CacheWrite1hTokens},
+				{`, "cache_read_tokens": `, c.CacheReadTokens}, {`, "output_tokens": `, c.OutputTokens},
+			} {
+				b = append(b, n.key...)
+				b = strconv.AppendInt(b, n.v, 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "\n    }"...)
 	}
-	out["usage"] = f.usage
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil { // maps are written in key order
-		return nil, err
+	b = append(b, "\n  }"...)
+	for _, k := range slices.Sorted(maps.Keys(f.other)) {
+		var v bytes.Buffer
+		if err := json.Compact(&v, f.other[k]); err != nil {
+			return nil, err
+		}
+		b = append(b, ",\n  "...)
+		b = append(b, quote(k)...)
+		b = append(b, ": "...)
+		b = append(b, v.Bytes()...)
 	}
-	return b.Bytes(), nil
+	b = append(b, "\n}\n"...)
+	return b, nil
+}
+
+func (f *usageFile) days() int {
+	n := 0
+	for _, days := range f.usage {
+		n += len(days)
+	}
+	return n
 }
 
 // readUsage returns the ledger file's content; a missing file is an empty
-// ledger.
+// ledger. The content is kept with the stamp of the version it was read
+// from or written as, and read again only when the file changed since, so
+// that a process that is the only writer parses it once. s.umu is held;
+// the caller may change the content only if it then writes it, or calls
+// forgetUsage.
 func (s *Store) readUsage() (*usageFile, error) {
-	data, err := os.ReadFile(s.usagePath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &usageFile{usage: map[string]map[string]usageCounts{}}, nil
-	}
+	cur, err := statPath(s.usagePath)
 	if err != nil {
 		return nil, err
+	}
+	if s.ucache != nil && cur == s.ustamp {
+		return s.ucache, nil
+	}
+	data, st, err := readFile(s.usagePath)
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists {
+		s.ucache, s.ustamp = &usageFile{usage: map[string]map[string]usageCounts{}}, stamp{}
+		return s.ucache, nil
 	}
 	f, err := parseUsage(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s does not parse: %w", s.usagePath, err)
 	}
+	s.ucache, s.ustamp = f, st
 	return f, nil
 }
+
+// forgetUsage drops the cached ledger, which holds a change that was not
+// written.
+func (s *Store) forgetUsage() { s.ucache, s.ustamp = nil, stamp{} }
 
 // AddUsage implements [conversation.UsageLedger]: it reads the ledger file,
 // adds u and writes it back atomically, holding the ledger's lock file.
@@ -165,6 +229,7 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 			s.log.Error("usage ledger file does not parse; moved it aside and kept it, counting anew",
 				"path", s.usagePath, "moved_to", aside, "err", err)
 			f = &usageFile{usage: map[string]map[string]usageCounts{}}
+			s.ucache = f // unwritten until the write below
 		}
 		days := f.usage[phone]
 		if days == nil {
@@ -174,11 +239,18 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 		days[day] = usageCounts(days[day].usage().Add(u))
 		data, err := f.render()
 		if err != nil {
+			s.forgetUsage()
 			return err
 		}
-		if err := atomicfile.WriteFile(s.usagePath, data); err != nil {
+		st, _, err := writeFile(s.usagePath, func(w io.Writer) (int64, error) {
+			n, err := w.Write(data)
+			return int64(n), err
+		})
+		if err != nil {
+			s.forgetUsage()
 			return fmt.Errorf("write %s: %w", s.usagePath, err)
 		}
+		s.ucache, s.ustamp = f, st
 		return nil
 	})
 	if err != nil {
@@ -240,9 +312,8 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 		return nil, fmt.Errorf("jsonfile: usage: %w", err)
 	}
 	s.umu.Lock()
-	closed := s.uclosed
-	s.umu.Unlock()
-	if closed {
+	defer s.umu.Unlock()
+	if s.uclosed {
 		return nil, fmt.Errorf("jsonfile: usage: %w", ErrClosed)
 	}
 	f, err := s.readUsage()
