@@ -93,6 +93,13 @@ func parseUsage(data []byte) (*usageFile, error) {
 		delete(f.other, "usage")
 	}
 	for phone, days := range f.usage {
+		if err := conversation.CheckPhone(phone); err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		if len(days) == 0 {
+			delete(f.usage, phone) // "phone": null or {}, nothing recorded
+			continue
+		}
 		for day, c := range days {
 			if _, err := time.Parse(conversation.UsageDayLayout, day); err != nil {
 				return nil, fmt.Errorf("usage of %s: %q is not a day like 2026-02-24", conversation.MaskPhone(phone), day)
@@ -323,6 +330,13 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 	from := conversation.UsageDay(since)
 	out := []conversation.DailyUsage{}
 	for phone, days := range f.usage {
+		if err := conversation.CheckPhone(phone); err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		if len(days) == 0 {
+			delete(f.usage, phone) // "phone": null or {}, nothing recorded
+			continue
+		}
 		for day, c := range days {
 			d, _ := time.Parse(conversation.UsageDayLayout, day) // checked by parseUsage
 			if since.IsZero() || !d.Before(from) {
