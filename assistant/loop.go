@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -401,22 +400,13 @@ func (t *turn) finish(ctx context.Context, text string) (Reply, error) {
 	return Reply{Text: text}, nil
 }
 
-// storable returns the turn's messages as they may be stored: a paused
-// turn's content that ran out of continuations loses the server tool
-// calls nothing in it answers.
+// storable returns the turn's messages as they may be stored: without
+// the server tool calls nothing in the turn answers, which a paused turn
+// that ran out of continuations, or failed, can leave.
 func (t *turn) storable() []conversation.Message {
-	last := len(t.msgs) - 1
-	if last == 0 || t.msgs[last].Role != conversation.RoleAssistant {
-		return t.msgs
-	}
-	content, dropped := withoutUnansweredServerTools(t.msgs[last].Content)
-	if !dropped {
-		return t.msgs
-	}
-	t.log.Warn("assistant: unanswered server tool calls of a paused turn are not stored")
-	msgs := slices.Clone(t.msgs[:last])
-	if content != nil {
-		msgs = append(msgs, conversation.Message{Role: conversation.RoleAssistant, Content: content})
+	msgs, dropped := withoutUnansweredServerTools(t.msgs)
+	if dropped > 0 {
+		t.log.Warn("assistant: unanswered server tool calls are not stored", "calls", dropped)
 	}
 	return msgs
 }

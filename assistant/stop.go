@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/mombot/mombot/conversation"
 )
@@ -80,22 +79,6 @@ const notRunCutOff = "Not run: your response was cut off by the output limit (ma
 // stop_reason this version does not know.
 const notRunUnknown = "Not run: the response ended for a reason this assistant does not know, so the call may be incomplete."
 
-// Server tools: the API runs them itself and puts each call's result in
-// the assistant content, after the call, paired by tool_use_id
-// (https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools).
-
-// isServerToolUse reports whether a block type is a server tool's call.
-func isServerToolUse(typ string) bool {
-	return typ == "server_tool_use" || typ == "mcp_tool_use"
-}
-
-// isServerToolResult reports whether a block type is a server tool's
-// result: web_search_tool_result, code_execution_tool_result,
-// mcp_tool_result and the like, but not a client's tool_result.
-func isServerToolResult(typ string) bool {
-	return typ != "tool_result" && strings.HasSuffix(typ, "_tool_result")
-}
-
 // mergeContent returns the blocks of a and then b as one content array:
 // the content of a paused turn and of its continuation, as one assistant
 // message, which is what the API would have answered without the pause.
@@ -113,34 +96,49 @@ func mergeContent(a, b json.RawMessage) json.RawMessage {
 	return conversation.NewMessage(conversation.RoleAssistant, append(x, y...)...).Content
 }
 
-// withoutUnansweredServerTools returns content without its server tool
-// calls that no result in it answers, and reports whether any was
-// dropped; content left empty is returned as nil. A paused turn that ran
-// out of continuations ends so, and must not be stored with a call that
-// nothing answers.
-func withoutUnansweredServerTools(content json.RawMessage) (json.RawMessage, bool) {
-	var blocks []json.RawMessage
-	if json.Unmarshal(content, &blocks) != nil {
-		return content, false
-	}
+// withoutUnansweredServerTools returns msgs without the server tool calls
+// (tools the API runs itself, whose results it puts in the assistant
+// content after the call, paired by tool_use_id:
+// https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools)
+// that no result in msgs answers, and how many it dropped. An assistant
+// message left empty is dropped. A paused turn that ran out of
+// continuations, or failed, can end so, and must not be stored with a call
+// that nothing answers. msgs is not modified.
+func withoutUnansweredServerTools(msgs []conversation.Message) ([]conversation.Message, int) {
 	answered := map[string]bool{}
-	for _, raw := range blocks {
-		if b, err := conversation.ParseBlock(raw); err == nil && isServerToolResult(b.Type) {
-			answered[b.ToolUseID] = true
-		}
-	}
-	kept := blocks[:0:0]
-	for _, raw := range blocks {
-		if b, err := conversation.ParseBlock(raw); err == nil && isServerToolUse(b.Type) && !answered[b.ID] {
+	for _, m := range msgs {
+		if m.Role != conversation.RoleAssistant {
 			continue
 		}
-		kept = append(kept, raw)
+		blocks, _ := m.Blocks()
+		for _, b := range blocks {
+			if conversation.IsServerToolResult(b.Type) {
+				answered[b.ToolUseID] = true
+			}
+		}
 	}
-	switch {
-	case len(kept) == len(blocks):
-		return content, false
-	case len(kept) == 0:
-		return nil, true
+	out := make([]conversation.Message, 0, len(msgs))
+	dropped := 0
+	for _, m := range msgs {
+		var raws []json.RawMessage
+		if m.Role != conversation.RoleAssistant || json.Unmarshal(m.Content, &raws) != nil {
+			out = append(out, m)
+			continue
+		}
+		kept := raws[:0:0]
+		for _, raw := range raws {
+			if b, err := conversation.ParseBlock(raw); err == nil && conversation.IsServerToolUse(b.Type) && !answered[b.ID] {
+				dropped++
+				continue
+			}
+			kept = append(kept, raw)
+		}
+		switch {
+		case len(kept) == len(raws):
+			out = append(out, m)
+		case len(kept) > 0:
+			out = append(out, conversation.NewMessage(conversation.RoleAssistant, kept...))
+		}
 	}
-	return conversation.NewMessage(conversation.RoleAssistant, kept...).Content, true
+	return out, dropped
 }
