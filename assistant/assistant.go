@@ -271,16 +271,23 @@ func (a *Assistant) configured(phone string) Person {
 //
 // Reply.Text is always something to send. When err is nil it is the answer
 // (or, when the tool loop hit its cap, a sentence saying so). When err is
-// not nil it is a short, kind sentence, and err says what went wrong: it
-// wraps ErrEmptyMessage, ErrImageType or ErrImageTooLarge for a message
-// refused before any API call, the SDK's *anthropic.Error for an API
-// failure, a context error, or a store error. Handle has already logged the
-// detail, so callers send Reply.Text and need not log err again; they may
-// use it to choose an exit status.
+// not nil it is a short, kind sentence, ErrorMessage(err), and err says
+// what went wrong: it wraps ErrEmptyMessage, ErrImageType or
+// ErrImageTooLarge for a message refused before any API call; for an API
+// failure, the SDK's *anthropic.Error wrapped in the apology sentinel for
+// its kind (apology.ErrOverloaded, ErrRateLimited, ErrUnavailable,
+// ErrPromptTooLong); apology.ErrTimeout when the attempts or the message's
+// deadline ran out; an *apology.RefusalError when the model declined;
+// apology.ErrCutOff for an answer cut off with nothing to send;
+// apology.ErrPartial with any of these after a tool round; the caller's
+// context error; or a store error. Handle has already logged the detail,
+// so callers send Reply.Text and need not log err again; they may use it
+// to choose an exit status.
 //
 // The turn is saved on every path that made an API call and got at least
-// one tool round or a final answer; a message refused before the API, or an
-// API failure before any tool ran, stores nothing.
+// one tool round or a final answer; a message refused before the API, an
+// API failure before any tool ran, or a refusal by the model stores
+// nothing.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
 	log := a.log.With("phone", conversation.MaskPhone(in.From))

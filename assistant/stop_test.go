@@ -354,3 +354,23 @@ func TestCassettes(t *testing.T) {
 		})
 	}
 }
+
+// A 4xx after a tool round does not read as a lost connection: the person
+// reads the sentence for what went wrong, and that some of it may be done.
+func TestClientErrorAfterToolRound(t *testing.T) {
+	var list listTool
+	e := newEnv(t, nil, list.tool())
+	e.srv.Enqueue(anthropictest.ToolUse("", anthropictest.Call{Name: "list_add", Input: map[string]any{"items": []string{"milk"}}}),
+		anthropictest.PromptTooLong(210000, 200000))
+	r, err := e.handle(erin, "add milk")
+	if !errors.Is(err, apology.ErrPromptTooLong) || !errors.Is(err, apology.ErrPartial) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.HasPrefix(r.Text, apology.PromptTooLong) || strings.Contains(r.Text, "connection") {
+		t.Errorf("reply = %q, want the prompt-too-long sentence", r.Text)
+	}
+	if r.Text != assistant.ErrorMessage(err) {
+		t.Errorf("reply %q is not ErrorMessage(err) %q", r.Text, assistant.ErrorMessage(err))
+	}
+	checkStoredValid(t, e, erin)
+}
