@@ -57,7 +57,9 @@ func (a *Assistant) capRetryAfter(req *http.Request, next option.MiddlewareNext)
 	if err != nil || res == nil {
 		return res, err
 	}
-	if d, ok := retryAfter(res.Header, a.now()); ok && d > MaxRetryAfter {
+	// The wall clock, not Options.Now: an HTTP date is turned into the
+	// SDK's real sleep with time.Until.
+	if d, ok := retryAfter(res.Header, time.Now()); ok && d > MaxRetryAfter {
 		res.Header.Set("x-should-retry", "false")
 		a.log.Warn("assistant: the API asked to wait longer than the assistant waits; not retrying",
 			"status", res.StatusCode, "retry_after", d, "max_retry_after", MaxRetryAfter, "request_id", res.Header.Get("request-id"))
