@@ -24,6 +24,55 @@ func TestAskBoundsE2E(t *testing.T) {
 	bin := buildMombot(t)
 	t.Run("NeverAnswers", func(t *testing.T) { testAskNeverAnswers(t, newAskFixture(t, bin)) })
 	t.Run("FallbackModel", func(t *testing.T) { testAskFallbackModel(t, newAskFixture(t, bin)) })
+	t.Run("CutOffCall", func(t *testing.T) { testAskCutOffCall(t, newAskFixture(t, bin)) })
+	t.Run("Refusal", func(t *testing.T) { testAskRefusal(t, newAskFixture(t, bin)) })
+}
+
+// testAskCutOffCall: "add milk, eggs and bread" cut off by max_tokens at
+// "br" never puts "br" on the grocery list; the model, told so, calls
+// again in full.
+func testAskCutOffCall(t *testing.T, f *askFixture) {
+	cut := anthropictest.CutOff(anthropictest.ToolUse("", anthropictest.Call{Name: "list_add", Input: map[string]any{"list": "grocery", "items": []string{"milk", "eggs", "br"}}}))
+	full := anthropictest.ToolUse("", anthropictest.Call{Name: "list_add", Input: map[string]any{"list": "grocery", "items": []string{"milk", "eggs", "bread"}}})
+	f.claude.Enqueue(cut, full, anthropictest.Text("Added milk, eggs and bread."))
+	reply, reqs := f.ask(askErin, "add milk, eggs and bread")
+	if reply != "Added milk, eggs and bread." || len(reqs) != 3 {
+		t.Fatalf("reply %q after %d requests", reply, len(reqs))
+	}
+	var items []string
+	for _, it := range f.lists()["grocery"] {
+		items = append(items, it.Text)
+	}
+	if strings.Join(items, ",") != "milk,eggs,bread" {
+		t.Errorf("the grocery list is %q, want milk, eggs, bread and no cut-off item", items)
+	}
+}
+
+// testAskRefusal: a refused message prints the kind sentence with the
+// API's explanation, exits 1, is not stored, and the next message does
+// not carry it.
+func testAskRefusal(t *testing.T, f *askFixture) {
+	f.claude.Enqueue(anthropictest.Text("Tacos."))
+	f.ask(askErin, "dinner?")
+	before := f.stored(askErin)
+
+	f.claude.Enqueue(anthropictest.Refusal("I can", "general_harms", "This request was declined."))
+	stdout, stderr, err := f.mombot("ask", "--from", askErin, "something refused")
+	if err == nil || stdout != apology.Refused+" This request was declined.\n" {
+		t.Fatalf("ask printed %q, err %v\n%s", stdout, err, stderr)
+	}
+	if strings.Contains(stderr, "something refused") {
+		t.Errorf("the log holds the person's text:\n%s", stderr)
+	}
+	equalMessages(t, "stored after the refusal", f.stored(askErin), before)
+
+	f.claude.Enqueue(anthropictest.Text("Pasta."))
+	_, reqs := f.ask(askErin, "and tomorrow?")
+	for _, m := range sentMessages(reqs[0]) {
+		if strings.Contains(m, "something refused") || strings.Contains(m, "I can") {
+			t.Errorf("the refused exchange was sent again: %s", m)
+		}
+	}
 }
 
 // configure rewrites the fixture's mombot.json with extra keys.
