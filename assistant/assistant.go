@@ -66,7 +66,8 @@ type Options struct {
 
 	// FallbackModel is tried once for a message when Model is overloaded
 	// (529), keeps failing with 5xx, does not answer in time, or refuses;
-	// the rest of that message runs on it. "" means no fallback.
+	// the rest of that message runs on it. "" (or Model itself) means no
+	// fallback.
 	FallbackModel string
 	// RequestTimeout bounds each attempt of an API call; 0 means
 	// DefaultRequestTimeout. See [DefaultRequestTimeout] for the whole
@@ -293,12 +294,14 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	log := a.log.With("phone", conversation.MaskPhone(in.From))
 	if err := conversation.CheckPhone(in.From); err != nil {
 		log.Warn("assistant: refused message", "err", err)
-		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+		err = fmt.Errorf("assistant: handle: %w", err)
+		return Reply{Text: ErrorMessage(err)}, err
 	}
-	mediaType, refusal, err := checkMessage(in)
+	mediaType, err := checkMessage(in)
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
-		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)
+		err = fmt.Errorf("assistant: handle: %w", err)
+		return Reply{Text: ErrorMessage(err)}, err
 	}
 
 	// The lock is taken before anything slow, such as encoding a photo,
@@ -308,7 +311,8 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		unlock, err := a.locker.Lock(ctx, in.From)
 		if err != nil {
 			log.Warn("assistant: waiting for the sender's previous message", "err", err)
-			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: lock: %w", err)
+			err = fmt.Errorf("assistant: handle: lock: %w", err)
+			return Reply{Text: ErrorMessage(err)}, err
 		}
 		defer unlock()
 	}
@@ -328,7 +332,8 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		history, err = a.mem.History(ctx, in.From)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+				err = fmt.Errorf("assistant: handle: %w", err)
+				return Reply{Text: ErrorMessage(err)}, err
 			}
 			// The store is down (Redis restarting, a full disk): an
 			// answer without memory beats no answer. Saving this turn
