@@ -94,6 +94,7 @@ func newEnv(t testing.TB, opts *assistant.Options, tools ...assistant.Tool) *env
 		t.Fatal(err)
 	}
 	e.mem = mem
+	e.srv.SetNow(e.clock.Now)
 	var o assistant.Options
 	if opts != nil {
 		o = *opts
