@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
