@@ -62,6 +62,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Window bounds the history sent with each message; the zero value
+	// means the defaults. See [WindowOptions].
+	Window WindowOptions
+	// CacheTTL is the prompt cache lifetime policy: TTLAuto (or "") chooses
+	// each person's history lifetime from the pauses between their
+	// messages, TTL5m uses 5-minute entries everywhere, TTL1h 1-hour ones.
+	// The tools and system prompt live an hour unless it is TTL5m.
+	CacheTTL string
 }
 
 // Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
@@ -105,6 +113,12 @@ type Assistant struct {
 	log     *slog.Logger
 	now     func() time.Time
 	prefix  []byte // the request body up to the first message
+
+	window       WindowOptions // resolved
+	ttl          string        // the lifetime policy
+	minCache     int           // the model's minimum cacheable tokens
+	staticTokens int           // tools and system prompt, estimated
+	staticTTL    string        // the static prefix's breakpoint, if any
 }
 
 // New returns an assistant that calls the Messages API with client and
@@ -123,6 +137,13 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		return nil, fmt.Errorf("assistant: new: max tokens must not be negative, got %d", o.MaxTokens)
 	case o.MaxToolIterations < 0:
 		return nil, fmt.Errorf("assistant: new: max tool iterations must not be negative, got %d", o.MaxToolIterations)
+	}
+	if err := checkTTL(o.CacheTTL); err != nil {
+		return nil, fmt.Errorf("assistant: new: %w", err)
+	}
+	win, err := o.Window.resolve(mem.Limits().MaxTurns)
+	if err != nil {
+		return nil, fmt.Errorf("assistant: new: %w", err)
 	}
 	if o.Model == "" {
 		o.Model = DefaultModel
@@ -160,7 +181,12 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
 		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now,
 	}
-	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
+	// The static prefix's size, estimated at 4 bytes to a token, decides
+	// whether it gets a breakpoint of its own.
+	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / 4
+	a.staticTTL = staticTTL(o.CacheTTL, a.staticTokens, a.minCache)
+	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), a.staticTTL)
 	return a, nil
 }
 
@@ -266,10 +292,12 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	}
 	user := userMessage(in, mediaType, a.person(in.From), sentAt)
 
-	var history []conversation.Message
+	win := &window{perTok: 0.25}
 	if !system {
-		history, err = a.mem.History(ctx, in.From)
-		if err != nil {
+		c, err := a.mem.Current(ctx, in.From)
+		if err == nil {
+			win = planWindow(c, start, a.window)
+		} else {
 			if ctx.Err() != nil {
 				return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
 			}
@@ -277,14 +305,16 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 			// answer without memory beats no answer. Saving this turn
 			// is tried as usual and works again once the store is back.
 			log.Error("assistant: conversation memory unavailable; answering without history", "err", err)
-			history = nil
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.configured(in.From), history: history, msgs: []conversation.Message{user}, log: log}
+	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, log: log}
 	reply, err := t.run(ctx)
 	log.Info("assistant: message handled",
-		"history_messages", len(history),
+		"history_messages", len(t.history),
+		"window_turns", len(win.sent()),
+		"window_jumped", win.jumped,
+		"history_ttl", t.mark,
 		"tool_rounds", t.rounds,
 		"api_calls", t.usage.Calls,
 		"input_tokens", t.usage.InputTokens,

@@ -24,10 +24,16 @@ const saveTimeout = 10 * time.Second
 type turn struct {
 	a       *Assistant
 	in      Inbound
-	person  Person // as configured, for the tools
+	person  Person  // as configured, for the tools
+	win     *window // the window history was taken from
 	history []conversation.Message
 	msgs    []conversation.Message // this turn's messages, from the user's
-	log     *slog.Logger
+	mark    string                 // the lifetime of the history's breakpoint
+	marked  bool                   // mark was chosen
+	shrunk  bool                   // the window was shrunk for a prompt too long
+
+	promptTokens, promptBytes int64 // the size of the last request
+	log                       *slog.Logger
 
 	rounds  int
 	usage   Usage
@@ -45,7 +51,7 @@ type toolUse struct {
 // tools it calls in between, and saves the turn.
 func (t *turn) run(ctx context.Context) (Reply, error) {
 	for {
-		resp, err := t.a.send(ctx, t.history, t.msgs)
+		resp, err := t.send(ctx)
 		if err != nil {
 			return t.failed(ctx, err)
 		}
@@ -246,6 +252,9 @@ func (t *turn) save(ctx context.Context) error {
 		return fmt.Errorf("assistant: save turn: %w", err)
 	}
 	turn := conversation.Turn{Messages: t.msgs, Extra: map[string]json.RawMessage{"usage": usage}}
+	if rec := t.windowRecord(); rec != nil {
+		turn.Extra[windowKey] = rec
+	}
 	if err := t.a.mem.Save(ctx, t.in.From, turn); err != nil {
 		t.log.Error("assistant: save turn", "err", err)
 		return fmt.Errorf("assistant: handle: %w", err)
