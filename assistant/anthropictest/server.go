@@ -30,6 +30,8 @@ type Request struct {
 	// Rejection is the error message the fake answered with when the
 	// request broke one of the API's rules; it is empty otherwise.
 	Rejection string
+	// Usage is the usage the fake answered with, nil for an error.
+	Usage *Usage
 
 	prompt prompt // Body as the prompt cache sees it, if it was accepted
 }
@@ -242,6 +244,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			resp.Usage = &u
 		}
 	}
+	rec.Usage = resp.Usage
 	status, out := resp.render(reqID, rec.Params.Model, s.messageID())
 	rec.Status = status
 	s.record(rec)
