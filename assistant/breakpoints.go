@@ -128,14 +128,18 @@ func staticTTL(policy string, staticTokens, minimum int) string {
 // a person who answers within minutes gets the
 // cheaper 5-minute writes, and one who steps away for the school run gets
 // an entry that is still there when they come back.
-func historyTTL(policy, static string, prefixTokens, newTokens, minimum int, rec windowRecord) string {
+//
+// prefixTokens is the whole prefix up to the breakpoint, stake the part of
+// it a pause would have written again (without the static prefix when that
+// has an entry of its own), and fresh the part this request writes anyway.
+func historyTTL(policy, static string, prefixTokens, stake, fresh, minimum int, rec windowRecord) string {
 	if prefixTokens < minimum {
 		return ""
 	}
 	ttl := policy
 	if policy == TTLAuto || policy == "" {
 		pause := (float64(rec.Pauses) + priorA) / (float64(rec.Gaps) + priorB)
-		if pause*(price5m-priceRead)*float64(prefixTokens) > (price1h-price5m)*float64(newTokens) {
+		if pause*(price5m-priceRead)*float64(stake) > (price1h-price5m)*float64(fresh) {
 			ttl = TTL1h
 		} else {
 			ttl = TTL5m

@@ -319,15 +319,16 @@ func (t *turn) historyMark() string {
 	// What this request is expected to write up to the mark: the last
 	// answer, if the last request's entries are still there; the whole
 	// history after a jump or a pause that outlived them.
-	fresh := history
+	stake := history
 	if t.a.staticTTL == "" {
-		fresh = prefix
+		stake = prefix
 	}
+	fresh := stake
 	if !t.win.jumped && (!t.win.paused || t.win.rec.TTL == TTL1h) {
 		last := sent[len(sent)-1].Messages
 		fresh = t.win.tokens([]conversation.Turn{{Messages: last[len(last)-1:]}})
 	}
-	return historyTTL(t.a.ttl, t.a.staticTTL, prefix, fresh, t.a.minCache, t.win.rec)
+	return historyTTL(t.a.ttl, t.a.staticTTL, prefix, stake, fresh, t.a.minCache, t.win.rec)
 }
 
 // windowRecord returns the turn's "window" key, or nil if the history was
