@@ -71,6 +71,18 @@ type WindowOptions struct {
 	MinTurns int
 }
 
+// Validate returns an error, one line naming the mistake, unless o is
+// valid for a memory that keeps maxTurns turns: no negative sizes, low-water
+// marks not above their high-water marks, and MinTurns not above the cap.
+func (o WindowOptions) Validate(maxTurns int) error {
+	_, err := o.resolve(maxTurns)
+	return err
+}
+
+// CheckCacheTTL returns an error unless policy is a lifetime policy:
+// TTLAuto, TTL5m, TTL1h or "" (TTLAuto).
+func CheckCacheTTL(policy string) error { return checkTTL(policy) }
+
 // resolve returns o with its defaults filled in for a memory that keeps
 // maxTurns turns, or an error naming what is wrong.
 func (o WindowOptions) resolve(maxTurns int) (WindowOptions, error) {

@@ -80,6 +80,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		Model: fc.Model, MaxTokens: fc.MaxTokens, MaxToolIterations: fc.MaxToolIterations,
 		Family: map[string]assistant.Person{}, Logger: e.log,
 	}
+	if opts.Window, opts.CacheTTL, err = fc.window(e.getenv, c.mem.maxTurns); err != nil {
+		return nil, nil, nil, err
+	}
 	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
 		return nil, nil, nil, err
 	}
