@@ -3,6 +3,7 @@ package assistant
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/conversation"
 )
@@ -51,5 +52,50 @@ func TestHistoryTTLRules(t *testing.T) {
 	}
 	if got := historyTTL(TTLAuto, TTL1h, 5000, 3000, 300, 1024, windowRecord{Gaps: 30}); got != TTL5m {
 		t.Errorf("a person who never pauses: got %q, want 5m", got)
+	}
+}
+
+// planWindow continues the last turn's window, starts an unknown one at
+// the first stored turn, and counts the gap before the message.
+func TestPlanWindow(t *testing.T) {
+	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	o, err := WindowOptions{}.resolve(10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := func(n int, last string) []conversation.Turn {
+		out := make([]conversation.Turn, n)
+		for i := range out {
+			out[i] = conversation.Turn{Messages: []conversation.Message{conversation.UserText("q"), conversation.UserText("a")}}
+		}
+		if last != "" {
+			out[n-1].Extra = map[string]json.RawMessage{windowKey: json.RawMessage(last)}
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		turns      []conversation.Turn
+		gap        time.Duration
+		wantStart  int
+		wantJumped bool
+		wantRec    windowRecord
+	}{
+		{"no record: all the stored turns, as before", turns(6, ""), time.Minute, 0, true, windowRecord{Gaps: 1}},
+		{"not ours: the same", turns(6, `"x"`), time.Minute, 0, true, windowRecord{Gaps: 1}},
+		{"a negative count is not ours", turns(6, `{"turns":-3}`), time.Minute, 0, true, windowRecord{Gaps: 1}},
+		{"continues", turns(6, `{"turns":3,"gaps":4,"pauses":1}`), time.Minute, 2, false, windowRecord{Turns: 3, Gaps: 5, Pauses: 1}},
+		{"a pause is counted", turns(6, `{"turns":3,"gaps":4,"pauses":1}`), 6 * time.Minute, 2, false, windowRecord{Turns: 3, Gaps: 5, Pauses: 2}},
+		{"the first turn was dropped: jump", turns(10, `{"turns":10}`), time.Minute, 7, true, windowRecord{Turns: 10, Gaps: 1}},
+		{"counts are halved", turns(3, `{"turns":1,"gaps":31,"pauses":9}`), time.Minute, 1, false, windowRecord{Turns: 1, Gaps: 16, Pauses: 4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := conversation.Conversation{Turns: tt.turns, LastActive: now.Add(-tt.gap)}
+			w := planWindow(c, now, o)
+			if w.start != tt.wantStart || w.jumped != tt.wantJumped || w.rec != tt.wantRec {
+				t.Errorf("start %d, jumped %v, record %+v; want %d, %v, %+v", w.start, w.jumped, w.rec, tt.wantStart, tt.wantJumped, tt.wantRec)
+			}
+		})
 	}
 }

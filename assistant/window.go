@@ -194,7 +194,10 @@ func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *wi
 	n := len(c.Turns)
 	rec, ok := lastRecord(c.Turns)
 	if rec.PromptTokens > 0 && rec.PromptBytes > 0 {
-		w.perTok = float64(rec.PromptTokens) / float64(rec.PromptBytes)
+		// Kept to what text can be: a request with a photo counts
+		// megabytes of base64 as some 1,600 tokens, and its history,
+		// where the photo is a placeholder, is not like that.
+		w.perTok = min(max(float64(rec.PromptTokens)/float64(rec.PromptBytes), 0.2), 1)
 	}
 	if n > 0 && !c.LastActive.IsZero() {
 		rec.Gaps++
@@ -218,9 +221,7 @@ func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *wi
 	switch {
 	case n == 0:
 		return w
-	case !ok && n-start > o.MaxTurns, // an old conversation, too long
-		start < 0,                         // the store dropped the turn the window started at
-		start > 0 && n-start < o.MinTurns, // after an outage of the store
+	case start < 0, // the store dropped the turn the window started at
 		n-start > o.MaxTurns,
 		w.tokens(c.Turns[start:]) > o.MaxTokens && n-start > o.MinTurns:
 		w.jumped = true
