@@ -31,6 +31,7 @@ type turn struct {
 	mark    string                 // the lifetime of the history's breakpoint
 	marked  bool                   // mark was chosen
 	shrunk  bool                   // the window was shrunk for a prompt too long
+	learnt  bool                   // the first call's usage was looked at
 
 	promptTokens, promptBytes int64 // the size of the last request
 	log                       *slog.Logger

@@ -315,8 +315,42 @@ func (t *turn) send(ctx context.Context) (response, error) {
 		u := resp.usage
 		t.promptTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 		t.promptBytes = int64(resp.bodyLen)
+		t.learn(u)
 	}
 	return resp, err
+}
+
+// learn counts, from the usage of the turn's first call, a cache that
+// expired although the gap was short: a write where a read was expected
+// (the window did not move, the last message was minutes ago, yet less
+// than half of the history was read). The API may evict entries early, or another replica's clock
+// may differ; either way the person's history is better off living longer.
+func (t *turn) learn(u Usage) {
+	w := t.win
+	if t.learnt || !w.loaded || w.jumped || w.paused || len(w.sent()) == 0 {
+		t.learnt = true
+		return
+	}
+	t.learnt = true
+	// Expected from the history: all of it but the last answer, which
+	// the last request did not send. The tools and system prompt, when
+	// they have an hour-long entry of their own, are read anyway.
+	sent := w.sent()
+	last := sent[len(sent)-1].Messages
+	history := w.tokens(sent)
+	expected := history - w.tokens([]conversation.Turn{{Messages: last[len(last)-1:]}})
+	read := int(u.CacheReadInputTokens)
+	if t.a.staticTTL != "" {
+		read -= t.a.staticTokens
+	} else {
+		expected += t.a.staticTokens
+	}
+	// The last request must have been long enough to be cached at all.
+	if w.rec.PromptTokens >= int64(t.a.minCache) && expected >= 100 &&
+		u.CacheCreationInputTokens > 0 && float64(read) < 0.5*float64(expected) {
+		w.rec.Pauses++
+		t.log.Info("assistant: prompt cache expired early; counted as a pause", "cache_creation_input_tokens", u.CacheCreationInputTokens)
+	}
 }
 
 // historyMark returns the lifetime of the breakpoint at the end of the

@@ -296,3 +296,39 @@ func TestWindowOptionsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A write where a read was expected (the entry was evicted early, or
+// another replica's clock differs) counts as a pause, as the usage says.
+func TestCacheMissCountsAsPause(t *testing.T) {
+	family := assistant.DefaultSystemPrompt + strings.Repeat("\nThe family's recipes: tacos, soup, lasagne.", 120)
+	e := newEnv(t, &assistant.Options{SystemPrompt: family})
+	e.srv.Respond(func(anthropictest.Request) anthropictest.Response {
+		return anthropictest.Text(strings.Repeat("An answer. ", 30))
+	})
+	var serverLag time.Duration
+	e.srv.SetNow(func() time.Time { return e.clock.Now().Add(serverLag) })
+	record := func() map[string]any {
+		turns := e.turns(erin)
+		var r map[string]any
+		if err := json.Unmarshal(turns[len(turns)-1].Extra["window"], &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for i := range 3 {
+		e.clock.Advance(time.Minute)
+		e.mustHandle(erin, fmt.Sprintf("message %d", i))
+	}
+	if r := record(); r["pauses"] != nil || r["gaps"] != 2.0 {
+		t.Fatalf("record %v, want 2 gaps and no pause", r)
+	}
+	serverLag = 10 * time.Minute // the cache's entries are gone
+	e.clock.Advance(time.Minute)
+	e.mustHandle(erin, "message 3")
+	if r := record(); r["pauses"] != 1.0 || r["gaps"] != 3.0 {
+		t.Errorf("record %v after an early expiry, want 3 gaps and 1 pause", r)
+	}
+	if !strings.Contains(e.logs.String(), "expired early") {
+		t.Errorf("not logged:\n%s", e.logs.String())
+	}
+}
