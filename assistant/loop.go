@@ -24,22 +24,23 @@ const saveTimeout = 10 * time.Second
 type turn struct {
 	a       *Assistant
 	in      Inbound
-	person  Person  // as configured, for the tools
-	win     *window // the window history was taken from
+	person  Person // as configured, for the tools
 	history []conversation.Message
 	msgs    []conversation.Message // this turn's messages, from the user's
-	mark    string                 // the lifetime of the history's breakpoint
-	marked  bool                   // mark was chosen
-	shrunk  bool                   // the window was shrunk for a prompt too long
-	learnt  bool                   // the first call's usage was looked at
-
-	promptTokens, promptBytes int64 // the size of the last request
-	log                       *slog.Logger
+	log     *slog.Logger
 
 	rounds  int
 	usage   Usage
 	stored  bool
 	outcome string
+
+	// The request window and its breakpoint (window.go).
+	win                       *window // the window history was taken from
+	mark                      string  // the lifetime of the history's breakpoint
+	marked                    bool    // mark was chosen
+	shrunk                    bool    // the window was shrunk for a prompt too long
+	learnt                    bool    // the first call's usage was looked at
+	promptTokens, promptBytes int64   // the size of the last request
 }
 
 // toolUse is a tool_use block of a response.

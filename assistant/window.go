@@ -299,7 +299,7 @@ func (w *window) recordFor(promptTokens, promptBytes int64, ttl string) (json.Ra
 // window's oldest turns and tries once more, rather than failing the
 // message; a second refusal is returned.
 func (t *turn) send(ctx context.Context) (response, error) {
-	if t.mark == "" && !t.marked {
+	if !t.marked {
 		t.mark, t.marked = t.historyMark(), true
 	}
 	resp, err := t.a.send(ctx, t.history, t.msgs, t.mark)
