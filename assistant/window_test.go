@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +19,8 @@ import (
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
@@ -52,45 +57,81 @@ func TestWindowMovesInSteps(t *testing.T) {
 	}
 }
 
-// The window's start is kept with the conversation, so that a new process
-// (ask), a restart or another replica continues the same prefix: here
-// every message is handled by a new assistant on a newly opened file.
+// The window's start is kept with the conversation, in every store, so
+// that a new process (ask), a restart or another replica continues the
+// same prefix: here every message is handled by a new assistant on a newly
+// opened store.
 func TestWindowSurvivesNewProcesses(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "conversations.json")
-	srv := anthropictest.NewServer(t)
-	srv.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("ok") })
-	clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
-	srv.SetNow(clock.Now)
-	var got []int
-	for i := range 14 {
-		clock.Advance(time.Minute)
-		store, err := jsonfile.Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mem, err := conversation.New(store, &conversation.Options{Now: clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := a.Handle(context.Background(), assistant.Inbound{From: erin, Text: fmt.Sprintf("message %d", i)}); err != nil {
-			t.Fatal(err)
-		}
-		if err := store.Close(); err != nil {
-			t.Fatal(err)
-		}
-		reqs := srv.Requests()
-		got = append(got, turnsSent(t, reqs[len(reqs)-1]))
+	dir := t.TempDir()
+	redisPrefix := fmt.Sprintf("mombot-test-window:%d:", time.Now().UnixNano())
+	stores := []struct {
+		name string
+		open func(t *testing.T) conversation.Store
+	}{
+		{"jsonfile", func(t *testing.T) conversation.Store {
+			s, err := jsonfile.Open(filepath.Join(dir, "conversations.json"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
+		{"sqlite", func(t *testing.T) conversation.Store {
+			s, err := sqlite.Open(filepath.Join(dir, "mombot.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
+		{"redis", func(t *testing.T) conversation.Store {
+			url := os.Getenv("MOMBOT_TEST_REDIS_URL")
+			if url == "" {
+				t.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the tests may write to, such as redis://127.0.0.1:6379/0")
+			}
+			s, err := redis.Open(context.Background(), url, &redis.Options{Prefix: redisPrefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
 	}
-	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 4, 5}
-	if !slices.Equal(got, want) {
-		t.Errorf("turns sent:\n got %v\nwant %v", got, want)
-	}
-	for _, r := range srv.Rejected() {
-		t.Errorf("rejected: %s", r)
+	for _, st := range stores {
+		t.Run(st.name, func(t *testing.T) {
+			srv := anthropictest.NewServer(t)
+			srv.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("ok") })
+			clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
+			srv.SetNow(clock.Now)
+			var got []int
+			for i := range 14 {
+				clock.Advance(time.Minute)
+				store := st.open(t)
+				mem, err := conversation.New(store, &conversation.Options{Now: clock.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := a.Handle(context.Background(), assistant.Inbound{From: erin, Text: fmt.Sprintf("message %d", i)}); err != nil {
+					t.Fatal(err)
+				}
+				if i == 13 {
+					_ = store.Delete(context.Background(), erin) // a shared Redis keeps nothing of the test's
+				}
+				if err := store.Close(); err != nil {
+					t.Fatal(err)
+				}
+				reqs := srv.Requests()
+				got = append(got, turnsSent(t, reqs[len(reqs)-1]))
+			}
+			want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 3, 4, 5}
+			if !slices.Equal(got, want) {
+				t.Errorf("turns sent:\n got %v\nwant %v", got, want)
+			}
+			for _, r := range srv.Rejected() {
+				t.Errorf("rejected: %s", r)
+			}
+		})
 	}
 }
 
