@@ -99,3 +99,36 @@ func TestPlanWindow(t *testing.T) {
 		})
 	}
 }
+
+// Whatever a store holds in a turn's "window" key (a file edited by hand,
+// another program's key of the same name), the window starts at a stored
+// turn and the request stays valid.
+func FuzzPlanWindow(f *testing.F) {
+	for _, seed := range []string{`{"turns":3}`, `{"turns":99,"gaps":-1}`, `{"turns":2,"prompt_tokens":5,"prompt_bytes":-7}`, `"x"`, `null`, `{"turns":1e30}`, `{"gaps":9223372036854775807,"turns":0}`} {
+		f.Add(seed, 5, int64(90))
+	}
+	o, err := WindowOptions{}.resolve(10)
+	if err != nil {
+		f.Fatal(err)
+	}
+	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, rec string, n int, gapSeconds int64) {
+		n = 1 + (n%10+10)%10
+		turns := make([]conversation.Turn, n)
+		for i := range turns {
+			turns[i] = conversation.Turn{Messages: []conversation.Message{conversation.UserText("q"), conversation.UserText("a")}}
+		}
+		turns[n-1].Extra = map[string]json.RawMessage{windowKey: json.RawMessage(rec)}
+		c := conversation.Conversation{Turns: turns, LastActive: now.Add(-time.Duration(gapSeconds) * time.Second)}
+		w := planWindow(c, now, o)
+		if w.start < 0 || w.start > n || n-w.start > o.MaxTurns {
+			t.Fatalf("record %s: start %d of %d turns", rec, w.start, n)
+		}
+		if w.perTok < 0.2 || w.perTok > 1 {
+			t.Fatalf("record %s: %v tokens per byte", rec, w.perTok)
+		}
+		if _, err := w.recordFor(1, 1, TTL5m); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
