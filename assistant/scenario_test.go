@@ -37,6 +37,7 @@ type scenario struct {
 	pauses  float64 // the share of gaps that are 5-29 minute pauses
 	family  bool    // the 15K-token family prompt instead of the built-in one
 	message int     // messages per person
+	long    int     // answers this many times as long; 0 means 1
 }
 
 func (s scenario) String() string {
@@ -74,10 +75,11 @@ var (
 // tally is the usage of a run.
 type tally struct {
 	input, w5m, w1h, read int
-	messages              int
+	messages, requests    int
 }
 
 func (t *tally) add(u *anthropictest.Usage) {
+	t.requests++
 	t.input += u.InputTokens
 	t.read += u.CacheReadInputTokens
 	if u.CacheCreation != nil {
@@ -169,7 +171,7 @@ func (s scenario) events(start time.Time) []event {
 				at: at, person: p, index: i,
 				tool:  rng.Float64() < 0.3,
 				text:  fmt.Sprintf("message %d: ", i) + strings.Repeat("could you help with dinner plans ", 1+rng.IntN(5)),
-				reply: fmt.Sprintf("Answer %d: ", i) + strings.Repeat("Here is a quick idea for tonight. ", 4+rng.IntN(20)),
+				reply: fmt.Sprintf("Answer %d: ", i) + strings.Repeat("Here is a quick idea for tonight. ", (4+rng.IntN(20))*max(s.long, 1)),
 			})
 		}
 	}
@@ -261,6 +263,7 @@ func (t *tally) merge(o tally) {
 	t.w5m += o.w5m
 	t.w1h += o.w1h
 	t.read += o.read
+	t.requests += o.requests
 	t.messages++
 }
 
@@ -346,6 +349,40 @@ func TestCacheScenarioTable(t *testing.T) {
 					b.WriteString("\n")
 				}
 			}
+		}
+	}
+	t.Logf("\n%s", b.String())
+}
+
+// TestCacheTokenMarksTable prints docs/benchmarks.md's table of the token
+// marks, when MOMBOT_CACHE_TABLE is set: a cap of 100 turns, so only the
+// tokens bound the window, and answers 6 times as long as the scenario's
+// (about 1,000 tokens a turn), so that 40 messages pass the marks.
+func TestCacheTokenMarksTable(t *testing.T) {
+	if os.Getenv("MOMBOT_CACHE_TABLE") == "" {
+		t.Skip("set MOMBOT_CACHE_TABLE=1 to print the token marks table")
+	}
+	marks := [][2]int{{6_000, 2_000}, {12_000, 4_000}, {24_000, 8_000}, {48_000, 16_000}, {1 << 30, 1 << 30}}
+	var b strings.Builder
+	b.WriteString("| pauses | max / low tokens | read | cost vs no caching | cost vs unbounded | prompt per request (mean) |\n|---|---|---|---|---|---|\n")
+	for _, pauses := range []float64{0, 0.15} {
+		s := scenario{cap: 100, people: 1, pauses: pauses, message: 40, long: 6}
+		var costs []float64
+		var rows []string
+		for _, m := range marks {
+			d := design{fmt.Sprintf("%d/%d", m[0], m[1]), func(int) (assistant.WindowOptions, string) {
+				return assistant.WindowOptions{MaxTokens: m[0], LowTokens: m[1]}, ""
+			}}
+			r := s.run(t, d)
+			costs = append(costs, r.all.cost())
+			label := fmt.Sprintf("%d / %d", m[0], m[1])
+			if m[0] == 1<<30 {
+				label = "unbounded"
+			}
+			rows = append(rows, fmt.Sprintf("| %.0f%% | %s | %.0f%% | %.2fx | VS | %d tokens |", pauses*100, label, 100*r.all.readShare(), r.all.costRatio(), r.all.total()/r.all.requests))
+		}
+		for i, row := range rows {
+			b.WriteString(strings.Replace(row, "VS", fmt.Sprintf("%.2fx", costs[i]/costs[len(costs)-1]), 1) + "\n")
 		}
 	}
 	t.Logf("\n%s", b.String())
