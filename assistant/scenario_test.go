@@ -284,7 +284,13 @@ func TestCacheScenarioDoneWhen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.s.String(), func(t *testing.T) {
 			r := tt.s.run(t, stepped)
-			t.Logf("read %.1f%%, cost %.3fx, after the cap %.3fx (%d messages)", 100*r.all.readShare(), r.all.costRatio(), r.afterCap.costRatio(), r.afterCap.messages)
+			old := tt.s.run(t, today)
+			t.Logf("read %.1f%%, cost %.3fx, after the cap %.3fx (%d messages); today's sliding window: read %.1f%%, cost %.3fx; new/today %.2f",
+				100*r.all.readShare(), r.all.costRatio(), r.afterCap.costRatio(), r.afterCap.messages,
+				100*old.all.readShare(), old.all.costRatio(), r.all.cost()/old.all.cost())
+			if r.all.cost() > old.all.cost()*1.1 {
+				t.Errorf("the stepped window costs %.0f, today's sliding window %.0f", r.all.cost(), old.all.cost())
+			}
 			if got := r.all.readShare(); got < tt.minRead {
 				t.Errorf("read from the cache: %.1f%%, want at least %.0f%%", 100*got, 100*tt.minRead)
 			}
