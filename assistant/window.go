@@ -107,7 +107,10 @@ func (o WindowOptions) resolve(maxTurns int) (WindowOptions, error) {
 	if o.MaxTurns == 0 || o.MaxTurns > maxTurns {
 		o.MaxTurns = maxTurns
 	}
-	if o.LowTurns == 0 || o.LowTurns > o.MaxTurns {
+	if o.LowTurns > o.MaxTurns {
+		return o, fmt.Errorf("window low turns (%d) must not be above the memory's turn cap (%d)", o.LowTurns, maxTurns)
+	}
+	if o.LowTurns == 0 {
 		// Measured in the cache scenario at a cap of 10: keeping 3 turns
 		// costs 0.30x of no caching, 4 turns 0.32x, 5 turns 0.34x and 6
 		// turns 0.36x, since every jump writes what it keeps again.

@@ -327,6 +327,7 @@ func TestWindowOptionsRefused(t *testing.T) {
 		{assistant.Options{Window: assistant.WindowOptions{MaxTurns: 4, LowTurns: 6}}, "window low turns (6) must not be above its max turns (4)"},
 		{assistant.Options{Window: assistant.WindowOptions{MaxTokens: 100, LowTokens: 200}}, "window low tokens (200) must not be above its max tokens (100)"},
 		{assistant.Options{Window: assistant.WindowOptions{MinTurns: 11}}, "window min turns (11) must not be above the memory's turn cap (10)"},
+		{assistant.Options{Window: assistant.WindowOptions{LowTurns: 12}}, "window low turns (12) must not be above the memory's turn cap (10)"},
 		{assistant.Options{Window: assistant.WindowOptions{LowTokens: -1}}, "window low tokens must not be negative, got -1"},
 		{assistant.Options{CacheTTL: "2h"}, `cache ttl must be "auto", "5m" or "1h", got "2h"`},
 	}
