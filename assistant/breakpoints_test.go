@@ -124,6 +124,9 @@ func FuzzPlanWindow(f *testing.F) {
 		if w.start < 0 || w.start > n || n-w.start > o.MaxTurns {
 			t.Fatalf("record %s: start %d of %d turns", rec, w.start, n)
 		}
+		if w.rec.Gaps < 0 || w.rec.Gaps > maxGaps || w.rec.Pauses < 0 || w.rec.Pauses > w.rec.Gaps {
+			t.Fatalf("record %s: counts %+v", rec, w.rec)
+		}
 		if w.perTok < 0.2 || w.perTok > 1 {
 			t.Fatalf("record %s: %v tokens per byte", rec, w.perTok)
 		}

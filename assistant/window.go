@@ -174,7 +174,8 @@ type window struct {
 	perTok float64             // tokens per byte of JSON
 }
 
-// record returns the record of the last stored turn, if it has a valid one.
+// lastRecord returns the record of the last stored turn, if it has a
+// valid one.
 func lastRecord(turns []conversation.Turn) (windowRecord, bool) {
 	if len(turns) == 0 {
 		return windowRecord{}, false
@@ -202,6 +203,9 @@ func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *wi
 		// where the photo is a placeholder, is not like that.
 		w.perTok = min(max(float64(rec.PromptTokens)/float64(rec.PromptBytes), 0.2), 1)
 	}
+	// A record from elsewhere may hold anything: keep the counts sane.
+	rec.Gaps = min(rec.Gaps, maxGaps)
+	rec.Pauses = min(rec.Pauses, rec.Gaps)
 	if n > 0 && !c.LastActive.IsZero() {
 		rec.Gaps++
 		if now.Sub(c.LastActive) > cacheTTL5m {
