@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
@@ -309,14 +309,14 @@ func (t *turn) send(ctx context.Context) (response, error) {
 	if !t.marked {
 		t.mark, t.marked = t.historyMark(), true
 	}
-	resp, err := t.a.send(ctx, t.history, t.msgs, t.mark)
-	if excess, ok := promptTooLong(err); ok && !t.shrunk && t.win.shrink(excess) {
+	resp, err := t.api().send(ctx, t.history, t.msgs, t.mark)
+	if excess, ok := tooLongBy(err); ok && !t.shrunk && t.win.shrink(excess) {
 		t.shrunk = true
 		t.log.Warn("assistant: prompt too long; trying once more with fewer turns of history",
 			"err", err, "window_turns", len(t.win.sent()))
 		t.history = t.win.history()
 		t.mark = t.historyMark()
-		resp, err = t.a.send(ctx, t.history, t.msgs, t.mark)
+		resp, err = t.api().send(ctx, t.history, t.msgs, t.mark)
 	}
 	if err == nil {
 		u := resp.usage
@@ -346,14 +346,15 @@ func (t *turn) learn(u Usage) {
 	last := sent[len(sent)-1].Messages
 	history := w.tokens(sent)
 	expected := history - w.tokens([]conversation.Turn{{Messages: last[len(last)-1:]}})
+	a := t.api()
 	read := int(u.CacheReadInputTokens)
-	if t.a.staticTTL != "" {
-		read -= t.a.staticTokens
+	if a.staticTTL != "" {
+		read -= a.staticTokens
 	} else {
-		expected += t.a.staticTokens
+		expected += a.staticTokens
 	}
 	// The last request must have been long enough to be cached at all.
-	if w.rec.PromptTokens >= int64(t.a.minCache) && expected >= 100 &&
+	if w.rec.PromptTokens >= int64(a.minCache) && expected >= 100 &&
 		u.CacheCreationInputTokens > 0 && float64(read) < 0.5*float64(expected) {
 		w.rec.Pauses++
 		t.log.Info("assistant: prompt cache expired early; counted as a pause", "cache_creation_input_tokens", u.CacheCreationInputTokens)
@@ -369,12 +370,13 @@ func (t *turn) historyMark() string {
 		return ""
 	}
 	history := t.win.tokens(sent)
-	prefix := t.a.staticTokens + history
+	a := t.api() // the fallback model has a minimum of its own
+	prefix := a.staticTokens + history
 	// What this request is expected to write up to the mark: the last
 	// answer, if the last request's entries are still there; the whole
 	// history after a jump or a pause that outlived them.
 	stake := history
-	if t.a.staticTTL == "" {
+	if a.staticTTL == "" {
 		stake = prefix
 	}
 	fresh := stake
@@ -382,7 +384,7 @@ func (t *turn) historyMark() string {
 		last := sent[len(sent)-1].Messages
 		fresh = t.win.tokens([]conversation.Turn{{Messages: last[len(last)-1:]}})
 	}
-	return historyTTL(t.a.ttl, t.a.staticTTL, prefix, stake, fresh, t.a.minCache, t.win.rec)
+	return historyTTL(a.ttl, a.staticTTL, prefix, stake, fresh, a.minCache, t.win.rec)
 }
 
 // windowRecord returns the turn's "window" key, or nil if the history was
@@ -399,14 +401,13 @@ func (t *turn) windowRecord() json.RawMessage {
 	return rec
 }
 
-// promptTooLong reports whether err is the API's 400 for a prompt over the
-// model's context window, and by how many tokens, if it says (0 if not).
-// The API gives this refusal no error type of its own (it is an
-// invalid_request_error), so the message is the only way to tell it:
-// "prompt is too long: 208310 tokens > 200000 maximum".
-func promptTooLong(err error) (int, bool) {
+// tooLongBy reports whether err is the API's 400 for a prompt over the
+// model's context window (see promptTooLong), and by how many tokens, if
+// it says (0 if not): "prompt is too long: 208310 tokens > 200000
+// maximum".
+func tooLongBy(err error) (int, bool) {
 	var apiErr *anthropic.Error
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+	if !errors.As(err, &apiErr) || !promptTooLong(apiErr) {
 		return 0, false
 	}
 	var body struct {
@@ -414,16 +415,14 @@ func promptTooLong(err error) (int, bool) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if json.Unmarshal([]byte(apiErr.RawJSON()), &body) != nil {
-		return 0, false
-	}
-	m := tooLong.FindStringSubmatch(body.Error.Message)
-	if m == nil {
-		return 0, false
+	_ = json.Unmarshal([]byte(apiErr.RawJSON()), &body)
+	m := tooLong.FindStringSubmatch(strings.TrimSpace(body.Error.Message))
+	if m == nil || m[2] == "" {
+		return 0, true
 	}
 	got, err1 := strconv.Atoi(m[2])
 	limit, err2 := strconv.Atoi(m[3])
-	if m[2] == "" || err1 != nil || err2 != nil || got <= limit {
+	if err1 != nil || err2 != nil || got <= limit {
 		return 0, true
 	}
 	return got - limit, true

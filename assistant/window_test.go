@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
@@ -211,8 +213,8 @@ func TestPromptTooLongShrinksOnce(t *testing.T) {
 	e.srv.SetContextWindow(10)
 	before = len(e.srv.Requests())
 	r, err = e.handle(erin, "one more")
-	if err == nil || r.Text != assistant.ReplyAPIFailure {
-		t.Errorf("got %q, %v; want the API failure reply", r.Text, err)
+	if !errors.Is(err, apology.ErrPromptTooLong) || r.Text != assistant.ErrorMessage(err) {
+		t.Errorf("got %q, %v; want the sentence for a prompt too long", r.Text, err)
 	}
 	if n := len(e.srv.Requests()) - before; n != 2 {
 		t.Errorf("%d requests, want 2: one retry", n)

@@ -19,10 +19,15 @@
 //
 // Responses are scripted with [Server.Enqueue] or computed by a
 // [Server.Respond] function; both can return errors such as 429, 500 or 529
-// with a request-id header. A response that scripts no usage gets the
-// usage of the fake's model of the prompt cache (cache.go), which follows
-// the documented rules: the prompt is tools, then system, then messages;
-// an entry is the exact prefix up to a block with cache_control (the
+// with a request-id header and a Retry-After, every stop_reason the API
+// documents ([Refusal] with its stop_details, [CutOff], [Paused] with
+// server tool blocks, [ContextWindowExceeded]), or [Hang], a request never
+// answered. [Cassette] replays response bodies recorded from the real API
+// (the SDK's cassettes), so that tests are pinned to the real shapes and
+// not only to the fake's. A response that scripts no usage gets the usage
+// of the fake's model of the prompt cache (cache.go), which follows the
+// documented rules: the prompt is tools, then system, then messages; an
+// entry is the exact prefix up to a block with cache_control (the
 // top-level cache_control puts one on the last block); each breakpoint is
 // looked up at its block and up to 20 blocks before it and the longest hit
 // is read; a prefix under the model's minimum ([MinCacheableTokens]) is
