@@ -41,6 +41,9 @@ import (
 // system prompt or message content counts as the text block holding it.
 // The JSON around the blocks (model, roles, brackets) is not counted. The
 // estimate is what the fake bills; it is stable, so tests can compute it.
+// A cache_control inside a tool_result's content counts against the limit
+// of four (checkBody) but is not modelled as a breakpoint; the assistant
+// never sends one.
 //
 // Entries are keyed by a running SHA-256 of the model and every block
 // before them (with the message's role), so two requests share an entry
