@@ -124,8 +124,8 @@ func TestUsageRecorded(t *testing.T) {
 		for _, r := range rs {
 			u := r.Usage
 			sum = sum.Add(conversation.Usage{
-				Messages: 1, Calls: int64(u.Calls), InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheCreationInputTokens,
-				CacheReadTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
+				Messages: 1, Calls: int64(u.Calls), InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheCreation.Ephemeral5mInputTokens,
+				CacheWrite1hTokens: u.CacheCreation.Ephemeral1hInputTokens, CacheReadTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
 			})
 		}
 		return sum
@@ -144,7 +144,7 @@ func TestUsageRecorded(t *testing.T) {
 			t.Errorf("ledger entry %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if got[0].Calls != 3 || got[0].Messages != 2 || got[0].OutputTokens == 0 || got[0].CacheWrite5mTokens == 0 {
+	if got[0].Calls != 3 || got[0].Messages != 2 || got[0].OutputTokens == 0 || got[0].PromptTokens() == 0 {
 		t.Errorf("erin's ledger %+v: want 2 messages, 3 calls and the tokens they were billed", got[0].Usage)
 	}
 }
