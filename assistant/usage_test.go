@@ -271,3 +271,20 @@ func TestUsageSplitFromTheAPI(t *testing.T) {
 		t.Errorf("ledger entry %+v", u)
 	}
 }
+
+// With a system prompt long enough to cache, the static prefix is written
+// for an hour: the fake API reports those writes apart, and the ledger
+// keeps them apart from the 5-minute ones.
+func TestUsageOneHourWritesReachTheLedger(t *testing.T) {
+	e := newEnv(t, &assistant.Options{SystemPrompt: strings.Repeat("You are the family's kind and careful assistant. ", 600)})
+	e.srv.Enqueue(anthropictest.Text("Hello Erin."))
+	r := e.mustHandle(erin, "hi")
+	if r.Usage.CacheCreation.Ephemeral1hInputTokens == 0 {
+		t.Fatalf("usage %+v: want the long system prompt written to the cache for an hour", r.Usage)
+	}
+	got := ledgerOf(t, e)
+	if len(got) != 1 || got[0].CacheWrite1hTokens != r.Usage.CacheCreation.Ephemeral1hInputTokens ||
+		got[0].CacheWrite5mTokens != r.Usage.CacheCreation.Ephemeral5mInputTokens {
+		t.Fatalf("ledger %+v, reply usage %+v", got, r.Usage)
+	}
+}
