@@ -424,6 +424,15 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	err := s.update(ctx, func(st *state) error {
 		e := &entry{lastActive: now}
 		if old, ok := st.entries[phone]; ok && old.raw == nil {
+			if ids := turn.ToolUseIDs(); len(ids) > 0 {
+				var inUse []string
+				for _, t := range old.turns[len(old.turns)-conversation.KeptTurns(len(old.turns), old.lastActive, now, lim):] {
+					inUse = append(inUse, t.ToolUseIDs()...)
+				}
+				if err := conversation.CheckToolIDs(ids, inUse); err != nil {
+					return err
+				}
+			}
 			e.extra = old.extra
 			e.turns = conversation.AppendTurn(old.turns, old.lastActive, turn.Clone(), now, lim)
 		} else {

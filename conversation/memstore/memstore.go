@@ -52,6 +52,15 @@ func (s *Store) Append(_ context.Context, phone string, turn conversation.Turn, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.convs[phone]
+	if ids := turn.ToolUseIDs(); len(ids) > 0 {
+		var inUse []string
+		for _, t := range c.Turns[len(c.Turns)-conversation.KeptTurns(len(c.Turns), c.LastActive, now, lim):] {
+			inUse = append(inUse, t.ToolUseIDs()...)
+		}
+		if err := conversation.CheckToolIDs(ids, inUse); err != nil {
+			return fmt.Errorf("memstore: %w", err)
+		}
+	}
 	c.Phone = phone
 	c.Turns = conversation.AppendTurn(c.Turns, c.LastActive, turn.Clone(), now, lim)
 	c.LastActive = now

@@ -45,8 +45,12 @@ func (s *Store) Replace(ctx context.Context, c conversation.Conversation, timeou
 	ttl := max(timeout, 0) + ttlSlack
 	args := make([]any, 0, 2+len(c.Turns))
 	args = append(args, c.LastActive.UnixMicro(), (ttl + time.Millisecond - 1).Milliseconds())
+	// Turns that all pass conversation.Repair as they are are stored as
+	// validated, so that loads need not validate them again; otherwise
+	// every load validates them.
+	_, dropped := conversation.Repair(c.Turns)
 	for _, t := range c.Turns {
-		data, err := t.MarshalJSON()
+		data, _, err := encodeTurn(t, dropped == 0)
 		if err != nil {
 			return false, fmt.Errorf("redis: replace: %w", err)
 		}

@@ -2,7 +2,7 @@ package redis
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,12 +24,19 @@ const ttlSlack = time.Second
 //
 //	KEYS[1] last activity (string, Unix µs)   KEYS[2] turns (list)
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
-//	ARGV[4] TTL (ms)        ARGV[5] the turn's JSON
+//	ARGV[4] TTL (ms)        ARGV[5] the turn's element
+//	ARGV[6...] the turn's tool_use ids, hex
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. A last activity that is not a
 // number, written by someone else, counts as expired, and so does a missing
 // one: the turns list is then deleted before the push.
+//
+// In a conversation that goes on, the turn's tool_use ids must not be those
+// of a turn that stays next to it ([conversation.KeptTurns]): their
+// elements' headers list their ids (see turns.go); an element without one,
+// written by an older version, is decoded. The script then returns the id
+// in use, hex, and changes nothing. Otherwise it returns 1.
 //
 // Redis does not undo a script that fails half way, so everything that can
 // fail is checked before the first write.
@@ -40,15 +47,47 @@ if kind ~= 'list' and kind ~= 'none' then
 end
 local last = redis.call('GET', KEYS[1])
 local l = last and tonumber(last)
+local cap = tonumber(ARGV[3])
 if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
 	-- No conversation, or an expired one. Turns without their last
 	-- activity (evicted or deleted by hand) are no conversation either and
 	-- must not come back into the new one.
 	redis.call('DEL', KEYS[2])
+elseif #ARGV >= 6 and cap ~= 1 then
+	local from = 0
+	if cap > 1 then
+		from = 1 - cap
+	end
+	local inuse = {}
+	for _, e in ipairs(redis.call('LRANGE', KEYS[2], from, -1)) do
+		local ids = string.match(e, '^{"_mombot":"1 %x+([%x ]*)",')
+		if ids then
+			for id in string.gmatch(ids, '%x+') do
+				inuse[id] = true
+			end
+		else
+			local ok, t = pcall(cjson.decode, e)
+			if ok and type(t) == 'table' and type(t.messages) == 'table' then
+				for _, m in ipairs(t.messages) do
+					if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
+						for _, b in ipairs(m.content) do
+							if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
+								inuse[(string.gsub(b.id, '.', function(c) return string.format('%02x', string.byte(c)) end))] = true
+							end
+						end
+					end
+				end
+			end
+		end
+	end
+	for i = 6, #ARGV do
+		if inuse[ARGV[i]] then
+			return ARGV[i]
+		end
+	end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 redis.call('RPUSH', KEYS[2], ARGV[5])
-local cap = tonumber(ARGV[3])
 if cap > 0 then
 	redis.call('LTRIM', KEYS[2], -cap, -1)
 end
@@ -91,9 +130,12 @@ redis.call('DEL', KEYS[2])
 return n
 `)
 
-// Load implements [conversation.Store]. Turns that do not decode or fail
-// [conversation.ValidateTurn], such as ones written by hand or by another
-// program, are left out and their number is logged as a warning.
+// Load implements [conversation.Store]. A turn whose checksum matches was
+// validated when it was saved and is split into messages without decoding
+// again. If any other is found (written by an older version, by hand or by
+// another program), every turn is passed through [conversation.Repair]:
+// those that do not decode or fail [conversation.ValidateTurn] are left out
+// and their number is logged as a warning.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
 	vals, err := loadScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)}).StringSlice()
 	if errors.Is(err, goredis.Nil) {
@@ -108,14 +150,18 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 			"phone", conversation.MaskPhone(phone))
 	}
 	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(vals)-1)}
-	undecodable := 0
+	undecodable, foreign := 0, false
 	for _, v := range vals[1:] {
-		var t conversation.Turn
-		if err := json.Unmarshal([]byte(v), &t); err != nil {
+		t, trusted, err := decodeTurn([]byte(v))
+		if err != nil {
 			undecodable++
 			continue
 		}
+		foreign = foreign || !trusted
 		c.Turns = append(c.Turns, t)
+	}
+	if !foreign && undecodable == 0 {
+		return c, nil
 	}
 	// What is in Redis may have been written by another program or an
 	// older version; a history with a broken turn would make every later
@@ -133,16 +179,24 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 // doc. The last activity is kept to the microsecond. Both keys' TTL becomes
 // lim.Timeout plus a second.
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
-	data, err := turn.MarshalJSON()
+	data, ids, err := encodeTurn(turn, true)
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
 	ttl := max(lim.Timeout, 0) + ttlSlack
-	err = appendScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)},
-		now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		(ttl + time.Millisecond - 1).Milliseconds(), data).Err()
+	args := make([]any, 0, 5+len(ids))
+	args = append(args, now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
+		(ttl + time.Millisecond - 1).Milliseconds(), data)
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	res, err := appendScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)}, args...).Result()
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
+	}
+	if inUse, ok := res.(string); ok {
+		id, _ := hex.DecodeString(inUse)
+		return fmt.Errorf("redis: append: %w", conversation.CheckToolIDs([]string{string(id)}, []string{string(id)}))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,8 +105,15 @@ func TestKeys(t *testing.T) {
 	if got, _ := rdb.Get(ctx, want[0]).Result(); got != fmt.Sprint(now.UnixMicro()) {
 		t.Errorf("last activity = %q, want %d", got, now.UnixMicro())
 	}
-	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || !strings.HasPrefix(got[0], `{"messages":[{"role":"user","content":"hi"}`) {
-		t.Errorf("turns = %q", got)
+	// The element is the turn's JSON behind a header member: the format
+	// version, the checksum of the turn's JSON and its tool ids (none).
+	data, err := turn("hi", "hello").MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantElem := fmt.Sprintf(`{"_mombot":"1 %x",%s`, conversation.Checksum(data), data[1:])
+	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || got[0] != wantElem || !json.Valid([]byte(got[0])) {
+		t.Errorf("turns = %q, want [%q]", got, wantElem)
 	}
 }
 
@@ -652,6 +660,95 @@ func (srv *silentServer) handle(c net.Conn) {
 			io.WriteString(c, "-ERR unknown command 'HELLO'\r\n")
 		case "CLIENT":
 			io.WriteString(c, "+OK\r\n")
+		}
+	}
+}
+
+// TestEditedAndOldElements: an element changed since it was saved (its
+// checksum no longer matches) is decoded and validated, and dropped when
+// invalid; the tool ids of an element from an older version (no header)
+// are read from its JSON by the append script.
+func TestEditedAndOldElements(t *testing.T) {
+	var logs bytes.Buffer
+	prefix := newPrefix(t)
+	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	key := prefix + "turns:" + phone
+	now := storetest.Start
+	for _, text := range []string{"first", "second"} {
+		if err := s.Append(ctx, phone, turn(text, "ok"), now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elem, err := rdb.LIndex(ctx, key, 1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same header, same shape: only the checksum tells that it changed.
+	edited := strings.Replace(elem, `{"role":"user","content":"second"}`, `{"role":"assistant","content":"second"}`, 1)
+	if edited == elem {
+		t.Fatalf("element %q does not hold the expected message", elem)
+	}
+	if err := rdb.LSet(ctx, key, 1, edited).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}
+	data, err := old.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.RPush(ctx, key, data).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(turnTexts(c), ","); got != "first,find" {
+		t.Fatalf("Load kept turns %q, want first,find", got)
+	}
+	if c.Turns[1].Extra != nil {
+		t.Fatalf("the old element's turn has extra keys %v", c.Turns[1].Extra)
+	}
+	if !strings.Contains(logs.String(), "dropped=1") {
+		t.Fatalf("log = %q, want a warning with dropped=1", logs.String())
+	}
+	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
+	if err := s.Append(ctx, phone, again, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a tool id of an old element reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+	if n, _ := rdb.LLen(ctx, key).Result(); n != 3 {
+		t.Fatalf("a refused append left %d elements, want 3", n)
+	}
+}
+
+// TestOlderVersionReadsElements: an element with the header member is still
+// a turn to a reader that knows nothing of it, with one more extra key.
+func TestOlderVersionReadsElements(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	want := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_1", "found", "here")}
+	if err := s.Append(ctx, "+1", want, storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	elem, err := rdb.LIndex(ctx, prefix+"turns:+1", 0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got conversation.Turn
+	if err := json.Unmarshal([]byte(elem), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := conversation.ValidateTurn(got.Messages); err != nil || len(got.Messages) != 4 || len(got.Extra) != 1 {
+		t.Fatalf("decoded as %d messages (%v), extra %v", len(got.Messages), err, got.Extra)
+	}
+	for i := range got.Messages {
+		if !got.Messages[i].Equal(want.Messages[i]) {
+			t.Fatalf("message %d = %s, want %s", i, got.Messages[i].Content, want.Messages[i].Content)
 		}
 	}
 }

@@ -1,0 +1,277 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"time"
+)
+
+// What a store keeps so that loading and saving need not decode what it
+// wrote itself. [Memory.Save] validates a turn once; the store writes the
+// turn's bytes (Turn.MarshalJSON) with their [Checksum], and on load splits
+// bytes whose checksum matches with [ParseStoredTurn], without decoding or
+// validating them again. Bytes without a matching checksum were not written
+// this way (a file edited by hand, a store written by an older version or
+// by another program): the store decodes them with json.Unmarshal and
+// passes them through [Repair].
+//
+// Beside each turn a store keeps its [Turn.ToolUseIDs], so that
+// [Store.Append] can refuse a reused id ([CheckToolIDs]) without loading
+// the conversation.
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Checksum returns the CRC-32C of data: what a store keeps beside the bytes
+// of a turn it wrote, to tell them on load from bytes it did not write.
+func Checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
+
+// ToolUseIDs returns the ids of the tool_use blocks of t's assistant
+// messages, in order, or nil if it has none.
+func (t Turn) ToolUseIDs() []string {
+	var ids []string
+	for _, m := range t.Messages {
+		if m.Role != RoleAssistant || !bytes.Contains(m.Content, []byte(`"tool_use"`)) {
+			continue
+		}
+		blocks, _ := m.Blocks()
+		for _, b := range blocks {
+			if b.Type == "tool_use" {
+				ids = append(ids, b.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// KeptTurns returns how many of the n turns of a conversation last active at
+// lastActive stay next to a turn appended at now, by [AppendTurn]'s rule:
+// none once it has expired, and at most lim.MaxTurns-1 (all with no cap).
+// They are the last ones.
+func KeptTurns(n int, lastActive, now time.Time, lim Limits) int {
+	if n == 0 || Expired(lastActive, now, lim.Timeout) {
+		return 0
+	}
+	if lim.MaxTurns > 0 {
+		return min(n, lim.MaxTurns-1)
+	}
+	return n
+}
+
+// CheckToolIDs returns an error wrapping [ErrInvalidTurn] if one of ids is
+// in inUse: the ids of the turns that stay next to the one being appended
+// (see [KeptTurns]). The Messages API wants tool_use ids unique across a
+// request, and [Repair] would drop such a turn on a later load. Stores call
+// it in the atomic step of [Store.Append], so that two turns saved at once
+// cannot both take an id.
+func CheckToolIDs(ids, inUse []string) error {
+	for _, id := range ids {
+		if slices.Contains(inUse, id) {
+			return fmt.Errorf("%w: tool_use id %s of this turn is already in the conversation's history; ids must be unique", ErrInvalidTurn, id)
+		}
+	}
+	return nil
+}
+
+// errNotStored is returned by ParseStoredTurn for bytes of another shape
+// than Turn.MarshalJSON writes.
+var errNotStored = errors.New("conversation: not a stored turn")
+
+// ParseStoredTurn splits data, the bytes of a turn that [Turn.MarshalJSON]
+// wrote and that the caller knows to be unchanged since (their [Checksum]
+// matches), into the turn's messages and extra keys, without decoding or
+// validating them: what it returns is what was saved, byte for byte. The
+// turn's slices point into data, which the caller must not change or reuse
+// afterwards; each has its capacity cut to its length, so that appending to
+// one cannot overwrite another.
+//
+// It fails on bytes of any other shape, such as a turn indented or written
+// by another program: decode those with json.Unmarshal and validate them.
+func ParseStoredTurn(data []byte) (Turn, error) {
+	const head = `{"messages":[`
+	if !bytes.HasPrefix(data, []byte(head)) {
+		return Turn{}, errNotStored
+	}
+	p := &scanner{b: data, i: len(head)}
+	var t Turn
+	n := bytes.Count(data, []byte(`{"role":`)) // an upper bound
+	t.Messages = make([]Message, 0, n)
+	for !p.eat(']') {
+		if len(t.Messages) > 0 && !p.eat(',') {
+			return Turn{}, errNotStored
+		}
+		m, ok := p.message()
+		if !ok {
+			return Turn{}, errNotStored
+		}
+		t.Messages = append(t.Messages, m)
+	}
+	extra, ok := p.members()
+	if !ok || p.i != len(data) || len(t.Messages) == 0 {
+		return Turn{}, errNotStored
+	}
+	t.Extra = extra
+	return t, nil
+}
+
+// scanner walks compact JSON that is known to be valid.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (p *scanner) eat(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *scanner) lit(s string) bool {
+	if bytes.HasPrefix(p.b[p.i:], []byte(s)) {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// message reads {"role":R,"content":C,extra...}.
+func (p *scanner) message() (Message, bool) {
+	if !p.lit(`{"role":`) {
+		return Message{}, false
+	}
+	role, ok := p.str()
+	if !ok || !p.lit(`,"content":`) {
+		return Message{}, false
+	}
+	content, ok := p.value()
+	if !ok {
+		return Message{}, false
+	}
+	extra, ok := p.members()
+	if !ok {
+		return Message{}, false
+	}
+	return Message{Role: role, Content: content, Extra: extra}, true
+}
+
+// members reads the ,"key":value members up to the object's '}', which it
+// consumes.
+func (p *scanner) members() (map[string]json.RawMessage, bool) {
+	var extra map[string]json.RawMessage
+	for !p.eat('}') {
+		if !p.eat(',') {
+			return nil, false
+		}
+		k, ok := p.str()
+		if !ok || !p.eat(':') {
+			return nil, false
+		}
+		v, ok := p.value()
+		if !ok {
+			return nil, false
+		}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
+		}
+		extra[k] = v
+	}
+	return extra, true
+}
+
+// str reads a JSON string and returns its value.
+func (p *scanner) str() (string, bool) {
+	start := p.i
+	end, ok := skipString(p.b, start)
+	if !ok {
+		return "", false
+	}
+	p.i = end
+	raw := p.b[start:end]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// value reads one JSON value and returns its bytes, capacity cut.
+func (p *scanner) value() (json.RawMessage, bool) {
+	start := p.i
+	end, ok := skipValue(p.b, start)
+	if !ok || end == start {
+		return nil, false
+	}
+	p.i = end
+	return p.b[start:end:end], true
+}
+
+// skipValue returns the index just past the compact JSON value at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				end, ok := skipString(b, i)
+				if !ok {
+					return 0, false
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return 0, false
+	default: // a number, true, false or null
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+			j++
+		}
+		return j, true
+	}
+}
+
+// skipString returns the index just past the JSON string at b[i], which is
+// a '"'. It jumps from quote to quote, so a long text costs little.
+func skipString(b []byte, i int) (int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return 0, false
+	}
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, false
+		}
+		j += k
+		escapes := 0
+		for q := j - 1; q > i && b[q] == '\\'; q-- {
+			escapes++
+		}
+		j++
+		if escapes%2 == 0 {
+			return j, true
+		}
+	}
+}
