@@ -150,8 +150,9 @@ func BenchmarkRedis(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("people=%d/op=SaveTurn", people), func(b *testing.B) {
 			d := redisFor(b, people)
-			measure(b, func() {
-				if err := d.mem.SaveTurn(ctx(), phone(mrand.IntN(people)), nextTurn()); err != nil {
+			var turn []conversation.Message
+			measurePrepared(b, func() { turn = nextTurn() }, func() {
+				if err := d.mem.SaveTurn(ctx(), phone(mrand.IntN(people)), turn); err != nil {
 					b.Fatal(err)
 				}
 			}, func() {
