@@ -117,6 +117,35 @@ func ParseStoredTurn(data []byte) (Turn, error) {
 	return t, nil
 }
 
+// ParseStoredTurns is [ParseStoredTurn] for a JSON array of stored turns,
+// such as a conversation's "turns" as Turn.MarshalJSON wrote them, joined
+// by commas in brackets.
+func ParseStoredTurns(data []byte) ([]Turn, error) {
+	if len(data) < 2 || data[0] != '[' || data[len(data)-1] != ']' {
+		return nil, errNotStored
+	}
+	var out []Turn
+	for i := 1; i < len(data)-1; {
+		if len(out) > 0 {
+			if data[i] != ',' {
+				return nil, errNotStored
+			}
+			i++
+		}
+		end, ok := skipValue(data, i)
+		if !ok || end > len(data)-1 {
+			return nil, errNotStored
+		}
+		t, err := ParseStoredTurn(data[i:end:end])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+		i = end
+	}
+	return out, nil
+}
+
 // scanner walks compact JSON that is known to be valid.
 type scanner struct {
 	b []byte

@@ -58,6 +58,38 @@ func TestParseStoredTurnGivesBackWhatWasSaved(t *testing.T) {
 	}
 }
 
+func TestParseStoredTurns(t *testing.T) {
+	var arr []byte
+	arr = append(arr, '[')
+	for i, turn := range storedTurns {
+		if i > 0 {
+			arr = append(arr, ',')
+		}
+		data, _ := turn.MarshalJSON()
+		arr = append(arr, data...)
+	}
+	arr = append(arr, ']')
+	got, err := conversation.ParseStoredTurns(arr)
+	if err != nil || len(got) != len(storedTurns) {
+		t.Fatalf("ParseStoredTurns = %d turns, %v; want %d", len(got), err, len(storedTurns))
+	}
+	for i := range got {
+		a, _ := got[i].MarshalJSON()
+		b, _ := storedTurns[i].MarshalJSON()
+		if !bytes.Equal(a, b) {
+			t.Fatalf("turn %d = %s, want %s", i, a, b)
+		}
+	}
+	if got, err := conversation.ParseStoredTurns([]byte(`[]`)); err != nil || len(got) != 0 {
+		t.Fatalf("ParseStoredTurns([]) = %v, %v", got, err)
+	}
+	for _, bad := range []string{``, `[`, `[{"messages":[{"role":"user","content":"a"}]}`, `[{"messages":[{"role":"user","content":"a"}]}{"messages":[{"role":"user","content":"a"}]}]`} {
+		if _, err := conversation.ParseStoredTurns([]byte(bad)); err == nil {
+			t.Errorf("ParseStoredTurns(%q) succeeded", bad)
+		}
+	}
+}
+
 // TestParseStoredTurnRefusesOtherShapes: bytes not written by
 // Turn.MarshalJSON are refused, for the caller to decode and validate.
 func TestParseStoredTurnRefusesOtherShapes(t *testing.T) {
