@@ -37,12 +37,39 @@ func (t Turn) ToolUseIDs() []string {
 		if m.Role != RoleAssistant || !bytes.Contains(m.Content, []byte(`"tool_use"`)) {
 			continue
 		}
+		ids = appendToolUseIDs(ids, m)
+	}
+	return ids
+}
+
+// appendToolUseIDs appends the ids of m's tool_use blocks to ids. Compact
+// content (as stored) is split into blocks without decoding, and only the
+// blocks that mention tool_use are parsed.
+func appendToolUseIDs(ids []string, m Message) []string {
+	c := m.Content
+	if len(c) < 2 || c[0] != '[' || needsCompact(c) {
 		blocks, _ := m.Blocks()
 		for _, b := range blocks {
 			if b.Type == "tool_use" {
 				ids = append(ids, b.ID)
 			}
 		}
+		return ids
+	}
+	for i := 1; i < len(c)-1; {
+		if c[i] == ',' {
+			i++
+		}
+		end, ok := skipValue(c, i)
+		if !ok || end <= i {
+			return ids
+		}
+		if raw := c[i:end]; bytes.Contains(raw, []byte(`"tool_use"`)) {
+			if b, err := ParseBlock(raw); err == nil && b.Type == "tool_use" {
+				ids = append(ids, b.ID)
+			}
+		}
+		i = end
 	}
 	return ids
 }

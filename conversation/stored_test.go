@@ -149,6 +149,10 @@ func TestKeptTurnsAndToolUseIDs(t *testing.T) {
 	if got := turn.ToolUseIDs(); len(got) != 2 || got[0] != "a" || got[1] != "b" {
 		t.Fatalf("ToolUseIDs = %q, want [a b]", got)
 	}
+	spaced := conversation.Turn{Messages: []conversation.Message{msg("assistant", "[ {\"type\": \"tool_use\", \"id\": \"s\", \"name\": \"t\", \"input\": {}} ]")}}
+	if got := spaced.ToolUseIDs(); len(got) != 1 || got[0] != "s" {
+		t.Fatalf("ToolUseIDs of spaced content = %q, want [s]", got)
+	}
 	if got := (conversation.Turn{Messages: []conversation.Message{conversation.UserText("tool_use")}}).ToolUseIDs(); got != nil {
 		t.Fatalf("ToolUseIDs of a text turn = %q", got)
 	}

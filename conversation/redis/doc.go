@@ -10,6 +10,15 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
+// A turn saved by this version starts with a member "_mombot" that holds a
+// format version, the CRC-32C of the rest and the turn's tool_use ids in hex
+// ({"_mombot":"1 9f3a01c2 746f6f6c755f31","messages":[...]}). A load splits
+// a turn whose checksum matches without decoding or validating it again
+// (it was validated as it was saved) and validates any other, and a save
+// checks that a new turn reuses no tool id of the turns it joins from those
+// headers, without decoding them. Older versions read such a turn as one
+// with an extra key.
+//
 // A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
 // key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
 // the store's connections.
