@@ -36,7 +36,7 @@
 // activity is older than the timeout, pushes the turn, trims the list to the
 // turn cap and sets both keys' TTL. [Store.Expire] is a script too that
 // deletes only if the stored last activity is at or before the cutoff, and
-// [Store.Load] reads both keys in one script. Redis runs a script alone, so
+// [Store.Load] reads both keys in one MULTI/EXEC. Redis runs a script alone, so
 // two replicas saving for one phone, or a save racing an expiry, never leave
 // a conversation half written. Listing uses SCAN, never KEYS, and so does
 // not stop the server.
