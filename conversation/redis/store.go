@@ -23,9 +23,10 @@ const ttlSlack = time.Second
 // appendScript saves one turn as [conversation.AppendTurn] describes.
 //
 //	KEYS[1] last activity (string, Unix µs)   KEYS[2] turns (list)
+//	KEYS[3] the turns' tool ids (list, see idsEntry)
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
 //	ARGV[4] TTL (ms)        ARGV[5] the turn's element
-//	ARGV[6...] the turn's tool_use ids, hex
+//	ARGV[6] the turn's ids entry   ARGV[7...] the turn's tool_use ids, hex
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. A last activity that is not a
@@ -33,65 +34,103 @@ const ttlSlack = time.Second
 // one: the turns list is then deleted before the push.
 //
 // In a conversation that goes on, the turn's tool_use ids must not be those
-// of a turn that stays next to it ([conversation.KeptTurns]): their
-// elements' headers list their ids (see turns.go); an element without one,
-// written by an older version, is decoded. The script then returns the id
-// in use, hex, and changes nothing. Otherwise it returns 1.
+// of a turn that stays next to it ([conversation.KeptTurns]). They are read
+// from the ids list, without moving the turns through Lua, when it is in
+// step with the turns: as long, and its last entry carries the checksum in
+// the last turn's header. Otherwise (turns pushed, trimmed or replaced by an
+// older version, or none of them ours) the list is built again from the
+// turns: their headers, or their JSON for turns without one. The script
+// then returns the id in use, hex, and changes nothing; otherwise 1.
 //
 // Redis does not undo a script that fails half way, so everything that can
 // fail is checked before the first write.
 var appendScript = goredis.NewScript(`
-local kind = redis.call('TYPE', KEYS[2])['ok']
-if kind ~= 'list' and kind ~= 'none' then
-	return redis.error_reply('WRONGTYPE ' .. KEYS[2] .. ' holds a ' .. kind .. ', not a list of turns')
+for i = 2, 3 do
+	local kind = redis.call('TYPE', KEYS[i])['ok']
+	if kind ~= 'list' and kind ~= 'none' then
+		return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds a ' .. kind .. ', not a list')
+	end
 end
 local last = redis.call('GET', KEYS[1])
 local l = last and tonumber(last)
 local cap = tonumber(ARGV[3])
+local rebuilt
 if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
 	-- No conversation, or an expired one. Turns without their last
 	-- activity (evicted or deleted by hand) are no conversation either and
 	-- must not come back into the new one.
-	redis.call('DEL', KEYS[2])
-elseif #ARGV >= 6 and cap ~= 1 then
-	local from = 0
-	if cap > 1 then
-		from = 1 - cap
+	redis.call('DEL', KEYS[2], KEYS[3])
+else
+	local n = redis.call('LLEN', KEYS[2])
+	local synced = n == 0 and redis.call('LLEN', KEYS[3]) == 0
+	if n > 0 and redis.call('LLEN', KEYS[3]) == n then
+		local sum = string.match(redis.call('LINDEX', KEYS[2], -1), '^{"_mombot":"1 (%x+)')
+		synced = sum ~= nil and sum == string.match(redis.call('LINDEX', KEYS[3], -1), '^(%x+)')
 	end
-	local inuse = {}
-	for _, e in ipairs(redis.call('LRANGE', KEYS[2], from, -1)) do
-		local ids = string.match(e, '^{"_mombot":"1 %x+([%x ]*)",')
-		if ids then
-			for id in string.gmatch(ids, '%x+') do
-				inuse[id] = true
-			end
-		else
-			local ok, t = pcall(cjson.decode, e)
-			if ok and type(t) == 'table' and type(t.messages) == 'table' then
-				for _, m in ipairs(t.messages) do
-					if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
-						for _, b in ipairs(m.content) do
-							if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
-								inuse[(string.gsub(b.id, '.', function(c) return string.format('%02x', string.byte(c)) end))] = true
+	if not synced then
+		rebuilt = {}
+		for _, e in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
+			local sum, ids = string.match(e, '^{"_mombot":"1 (%x+)([%x ]*)",')
+			if not sum then
+				sum, ids = '-', ''
+				local ok, t = pcall(cjson.decode, e)
+				if ok and type(t) == 'table' and type(t.messages) == 'table' then
+					for _, m in ipairs(t.messages) do
+						if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
+							for _, b in ipairs(m.content) do
+								if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
+									ids = ids .. ' ' .. string.gsub(b.id, '.', function(c) return string.format('%02x', string.byte(c)) end)
+								end
 							end
 						end
 					end
 				end
 			end
+			table.insert(rebuilt, sum .. ids)
 		end
 	end
-	for i = 6, #ARGV do
-		if inuse[ARGV[i]] then
-			return ARGV[i]
+	if #ARGV >= 7 and cap ~= 1 then
+		local entries
+		if rebuilt then
+			entries = rebuilt
+			if cap > 1 then
+				entries = {unpack(rebuilt, math.max(1, #rebuilt - cap + 2))}
+			end
+		else
+			local from = 0
+			if cap > 1 then
+				from = 1 - cap
+			end
+			entries = redis.call('LRANGE', KEYS[3], from, -1)
 		end
+		local inuse = {}
+		for _, e in ipairs(entries) do
+			for id in string.gmatch(string.gsub(e, '^%S*', ''), '%x+') do
+				inuse[id] = true
+			end
+		end
+		for i = 7, #ARGV do
+			if inuse[ARGV[i]] then
+				return ARGV[i]
+			end
+		end
+	end
+end
+if rebuilt then
+	redis.call('DEL', KEYS[3])
+	for _, e in ipairs(rebuilt) do
+		redis.call('RPUSH', KEYS[3], e)
 	end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 redis.call('RPUSH', KEYS[2], ARGV[5])
+redis.call('RPUSH', KEYS[3], ARGV[6])
 if cap > 0 then
 	redis.call('LTRIM', KEYS[2], -cap, -1)
+	redis.call('LTRIM', KEYS[3], -cap, -1)
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return 1
 `)
 
@@ -106,6 +145,7 @@ local l = tonumber(last)
 if l and l > tonumber(ARGV[1]) then
 	return 0
 end
+redis.call('DEL', KEYS[3])
 return redis.call('DEL', KEYS[1], KEYS[2])
 `)
 
@@ -113,7 +153,7 @@ return redis.call('DEL', KEYS[1], KEYS[2])
 // none.
 var deleteScript = goredis.NewScript(`
 local n = redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[3])
 return n
 `)
 
@@ -184,18 +224,18 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 // doc. The last activity is kept to the microsecond. Both keys' TTL becomes
 // lim.Timeout plus a second.
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
-	data, ids, err := encodeTurn(turn, true)
+	data, entry, ids, err := encodeTurn(turn, true)
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
 	ttl := max(lim.Timeout, 0) + ttlSlack
-	args := make([]any, 0, 5+len(ids))
+	args := make([]any, 0, 6+len(ids))
 	args = append(args, now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		(ttl + time.Millisecond - 1).Milliseconds(), data)
+		(ttl + time.Millisecond - 1).Milliseconds(), data, entry)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	res, err := appendScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)}, args...).Result()
+	res, err := appendScript.Run(ctx, s.rdb, s.keys(phone), args...).Result()
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
@@ -208,7 +248,7 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 
 // Delete implements [conversation.Store].
 func (s *Store) Delete(ctx context.Context, phone string) error {
-	n, err := deleteScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)}).Int()
+	n, err := deleteScript.Run(ctx, s.rdb, s.keys(phone)).Int()
 	if err != nil {
 		return fmt.Errorf("redis: delete: %w", err)
 	}
@@ -223,7 +263,7 @@ func (s *Store) Delete(ctx context.Context, phone string) error {
 func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
 	// The stored microseconds are at or before cutoff exactly when they are
 	// at or before cutoff rounded down to the microsecond.
-	err := expireScript.Run(ctx, s.rdb, []string{s.lastKey(phone), s.turnsKey(phone)}, cutoff.UnixMicro()).Err()
+	err := expireScript.Run(ctx, s.rdb, s.keys(phone), cutoff.UnixMicro()).Err()
 	if err != nil {
 		return fmt.Errorf("redis: expire: %w", err)
 	}

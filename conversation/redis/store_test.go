@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,10 +99,11 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{prefix + "last:+14155551234", prefix + "turns:+14155551234"}
+	want := []string{prefix + "ids:+14155551234", prefix + "last:+14155551234", prefix + "turns:+14155551234"}
 	if strings.Join(slices.Sorted(slices.Values(keys)), " ") != strings.Join(want, " ") {
 		t.Fatalf("keys = %q, want %q", keys, want)
 	}
+	want = want[1:]
 	if got, _ := rdb.Get(ctx, want[0]).Result(); got != fmt.Sprint(now.UnixMicro()) {
 		t.Errorf("last activity = %q, want %d", got, now.UnixMicro())
 	}
@@ -115,9 +117,13 @@ func TestKeys(t *testing.T) {
 	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || got[0] != wantElem || !json.Valid([]byte(got[0])) {
 		t.Errorf("turns = %q, want [%q]", got, wantElem)
 	}
+	// Beside it, the ids list: the same checksum and the tool ids (none).
+	if got, _ := rdb.LRange(ctx, prefix+"ids:+14155551234", 0, -1).Result(); len(got) != 1 || got[0] != fmt.Sprintf("%x", conversation.Checksum(data)) {
+		t.Errorf("ids = %q, want [%x]", got, conversation.Checksum(data))
+	}
 }
 
-// TestTTL shows that both keys get the timeout as TTL, that every save
+// TestTTL shows that the keys get the timeout as TTL, that every save
 // renews it, and that Redis then removes the conversation on its own.
 func TestTTL(t *testing.T) {
 	prefix := newPrefix(t)
@@ -125,7 +131,7 @@ func TestTTL(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	keys := []string{prefix + "last:" + phone, prefix + "turns:" + phone}
+	keys := []string{prefix + "last:" + phone, prefix + "turns:" + phone, prefix + "ids:" + phone}
 	lim := conversation.Limits{Timeout: 10 * time.Minute, MaxTurns: 10}
 
 	checkTTL := func(when string) {
@@ -173,7 +179,7 @@ func TestTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n, err := rdb.Exists(ctx, prefix+"last:+14155550000", prefix+"turns:+14155550000").Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(ctx, prefix+"last:+14155550000", prefix+"turns:+14155550000", prefix+"ids:+14155550000").Result(); err != nil || n != 0 {
 		t.Fatalf("%d keys left after the TTL (err %v), want 0", n, err)
 	}
 }
@@ -721,6 +727,20 @@ func TestEditedAndOldElements(t *testing.T) {
 	}
 	if n, _ := rdb.LLen(ctx, key).Result(); n != 3 {
 		t.Fatalf("a refused append left %d elements, want 3", n)
+	}
+	// The next save builds the ids list again, in step with the turns, and
+	// the one after reads it.
+	for _, id := range []string{"toolu_new", "toolu_newer"} {
+		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("new", id, "r", "ok")}, now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, _ := rdb.LRange(ctx, prefix+"ids:"+phone, 0, -1).Result()
+	if len(ids) != 5 || !strings.HasPrefix(ids[2], "- ") || !strings.HasSuffix(ids[4], " "+hex.EncodeToString([]byte("toolu_newer"))) {
+		t.Fatalf("ids list = %q, want 5 entries in step with the turns", ids)
+	}
+	if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_new", "r", "ok")}, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a reused id read from the ids list: Append err = %v, want ErrInvalidTurn", err)
 	}
 }
 

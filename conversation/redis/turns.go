@@ -29,32 +29,39 @@ const (
 	headerV1   = "1"
 )
 
-// encodeTurn returns the element for turn and its tool_use ids in hex. A
-// turn that was not validated is stored without the header member.
-func encodeTurn(turn conversation.Turn, trusted bool) ([]byte, []string, error) {
+// encodeTurn returns the element for turn, its entry in the ids list and its
+// tool_use ids in hex. A turn that was not validated is stored without the
+// header member.
+//
+// The ids list (<prefix>ids:<phone>) runs beside the turns list, one entry
+// per turn: the checksum in the turn's header ("-" for a turn without one)
+// and its tool ids, hex, separated by spaces. It lets the append script
+// check a new turn's ids without moving the turns through Lua.
+func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, entry string, hexIDs []string, err error) {
 	data, err := turn.MarshalJSON()
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	ids := turn.ToolUseIDs()
-	hexIDs := make([]string, len(ids))
+	hexIDs = make([]string, len(ids))
 	for i, id := range ids {
 		hexIDs[i] = hex.EncodeToString([]byte(id))
 	}
+	sum := "-"
+	if trusted {
+		sum = strconv.FormatUint(uint64(conversation.Checksum(data)), 16)
+	}
+	entry = strings.Join(append([]string{sum}, hexIDs...), " ")
 	if !trusted {
-		return data, hexIDs, nil
+		return data, entry, hexIDs, nil
 	}
 	var b bytes.Buffer
-	b.Grow(len(data) + 32 + 2*len(strings.Join(ids, "")) + len(ids))
+	b.Grow(len(data) + len(headerOpen) + len(entry) + 4)
 	b.WriteString(headerOpen + headerV1 + " ")
-	b.WriteString(strconv.FormatUint(uint64(conversation.Checksum(data)), 16))
-	for _, h := range hexIDs {
-		b.WriteByte(' ')
-		b.WriteString(h)
-	}
+	b.WriteString(entry)
 	b.WriteString(`",`)
 	b.Write(data[1:]) // after the '{'
-	return b.Bytes(), hexIDs, nil
+	return b.Bytes(), entry, hexIDs, nil
 }
 
 // decodeTurn reads an element, which it may change. trusted reports
