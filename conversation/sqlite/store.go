@@ -19,7 +19,7 @@ import (
 // [conversation.ValidateTurn] are left out and their number is logged as a
 // warning.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	rows, err := s.db.QueryContext(ctx, queryLoad, phone)
+	rows, err := s.load.QueryContext(ctx, phone)
 	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
 	}
@@ -129,33 +129,33 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	defer tx.Rollback()
 
 	var last int64
-	err = tx.QueryRowContext(ctx, queryLastActive, phone).Scan(&last)
+	err = s.stmt(ctx, tx, queryLastActive).QueryRowContext(ctx, phone).Scan(&last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, queryInsertConv, phone, now.UnixNano())
+		_, err = s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano())
 	case err != nil:
 		return err
 	default:
 		// conversation.AppendTurn's rule: a save into an expired
 		// conversation starts a new one.
 		if conversation.Expired(time.Unix(0, last), now, lim.Timeout) {
-			if _, err := tx.ExecContext(ctx, queryDeleteTurns, phone); err != nil {
+			if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
 				return err
 			}
-		} else if err := checkToolIDs(ctx, tx, phone, r.own, lim); err != nil {
+		} else if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, queryTouchConv, phone, now.UnixNano())
+		_, err = s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano())
 	}
 	if err != nil {
 		return err
 	}
 
-	if _, err := tx.ExecContext(ctx, queryInsertTurn, phone, r.json, r.sum, r.ids); err != nil {
+	if _, err := s.stmt(ctx, tx, queryInsertTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids); err != nil {
 		return err
 	}
 	if lim.MaxTurns > 0 {
-		if _, err := tx.ExecContext(ctx, queryCapTurns, phone, lim.MaxTurns-1); err != nil {
+		if _, err := s.stmt(ctx, tx, queryCapTurns).ExecContext(ctx, phone, lim.MaxTurns-1); err != nil {
 			return err
 		}
 	}
@@ -165,7 +165,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 // checkToolIDs refuses ids that a turn staying next to the new one holds
 // (see conversation.KeptTurns), reading their tool_ids column; rows from
 // before it have their json decoded instead.
-func checkToolIDs(ctx context.Context, tx *sql.Tx, phone string, ids []string, lim conversation.Limits) error {
+func checkToolIDs(ctx context.Context, tx *sql.Tx, toolIDs *sql.Stmt, phone string, ids []string, lim conversation.Limits) error {
 	if len(ids) == 0 || lim.MaxTurns == 1 {
 		return nil
 	}
@@ -173,7 +173,7 @@ func checkToolIDs(ctx context.Context, tx *sql.Tx, phone string, ids []string, l
 	if lim.MaxTurns > 0 {
 		keep = lim.MaxTurns - 1
 	}
-	rows, err := tx.QueryContext(ctx, queryToolIDs, phone, keep)
+	rows, err := tx.StmtContext(ctx, toolIDs).QueryContext(ctx, phone, keep)
 	if err != nil {
 		return err
 	}
