@@ -106,7 +106,7 @@ func sanitizeBlocks(content json.RawMessage) (json.RawMessage, bool, error) {
 }
 
 func sanitizeBlock(raw json.RawMessage) (json.RawMessage, bool, error) {
-	blk, err := ParseBlock(raw)
+	blk, err := parseValidBlock(raw) // raw is one of rawBlocks's
 	if err != nil {
 		return nil, false, err
 	}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // What a store keeps so that loading and saving need not decode what it
@@ -328,6 +330,129 @@ func skipString(b []byte, i int) (int, bool) {
 		j++
 		if escapes%2 == 0 {
 			return j, true
+		}
+	}
+}
+
+// splitArray returns the elements of the JSON array content, if it is valid
+// JSON: one scan to check it and a quick one to split it, where
+// json.Unmarshal into []json.RawMessage scans twice and copies. White space
+// around the elements is left out, as json.Unmarshal leaves it out.
+func splitArray(content []byte) ([]json.RawMessage, bool) {
+	if !json.Valid(content) {
+		return nil, false
+	}
+	ws := func(i int) int {
+		for i < len(content) && (content[i] == ' ' || content[i] == '\n' || content[i] == '\t' || content[i] == '\r') {
+			i++
+		}
+		return i
+	}
+	out := []json.RawMessage{}
+	i := ws(1)
+	if i < len(content) && content[i] == ']' {
+		return out, true
+	}
+	for i < len(content) {
+		end, ok := skipValue(content, i)
+		if !ok {
+			return nil, false
+		}
+		v := bytes.TrimRight(content[i:end], " \n\t\r")
+		out = append(out, v[:len(v):len(v)])
+		i = ws(end)
+		if i >= len(content) {
+			return nil, false
+		}
+		switch content[i] {
+		case ']':
+			return out, true
+		case ',':
+			i = ws(i + 1)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// blockKeys are the members of a content block that blockFields reads, by
+// their JSON names. TestBlockKeysMatchBlockFields holds the two together.
+var blockKeys = [...]string{"type", "id", "name", "tool_use_id", "text", "input", "content", "is_error", "source"}
+
+// parseValidBlock is ParseBlock for a block known to be valid JSON, such as
+// one of rawBlocks's: the members ParseBlock reads are found by scanning,
+// without decoding the others (a tool_result's long content is skipped from
+// quote to quote). Anything unusual (white space, escaped or differently
+// cased keys, a "type" that is not a string, invalid UTF-8) goes to ParseBlock, so the
+// result and the errors are ParseBlock's.
+func parseValidBlock(raw json.RawMessage) (Block, error) {
+	f, ok := scanBlockFields(raw)
+	if !ok {
+		return ParseBlock(raw)
+	}
+	return blockFrom(f, raw)
+}
+
+func scanBlockFields(raw []byte) (blockFields, bool) {
+	var f blockFields
+	p := &scanner{b: raw}
+	// encoding/json turns invalid UTF-8 in strings into U+FFFD.
+	if !utf8.Valid(raw) || !p.eat('{') {
+		return f, false
+	}
+	if p.eat('}') {
+		return f, p.i == len(raw)
+	}
+	for {
+		kstart := p.i
+		key, ok := p.str()
+		if !ok || bytes.IndexByte(raw[kstart:p.i], '\\') >= 0 || !p.eat(':') {
+			return f, false
+		}
+		val, ok := p.value()
+		if !ok {
+			return f, false
+		}
+		switch key {
+		case "type":
+			switch {
+			case string(val) == "null":
+				f.Type = nil
+			case val[0] == '"' && bytes.IndexByte(val, '\\') < 0:
+				t := string(val[1 : len(val)-1])
+				f.Type = &t
+			default:
+				return f, false
+			}
+		case "id":
+			f.ID = val
+		case "name":
+			f.Name = val
+		case "tool_use_id":
+			f.ToolUseID = val
+		case "text":
+			f.Text = val
+		case "input":
+			f.Input = val
+		case "content":
+			f.Content = val
+		case "is_error":
+			f.IsError = val
+		case "source":
+			f.Source = val
+		default:
+			for _, k := range blockKeys {
+				if strings.EqualFold(key, k) {
+					return f, false // encoding/json would match it
+				}
+			}
+		}
+		if p.eat('}') {
+			return f, p.i == len(raw)
+		}
+		if !p.eat(',') {
+			return f, false
 		}
 	}
 }

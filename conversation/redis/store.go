@@ -45,12 +45,6 @@ const ttlSlack = time.Second
 // Redis does not undo a script that fails half way, so everything that can
 // fail is checked before the first write.
 var appendScript = goredis.NewScript(`
-for i = 2, 3 do
-	local kind = redis.call('TYPE', KEYS[i])['ok']
-	if kind ~= 'list' and kind ~= 'none' then
-		return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds a ' .. kind .. ', not a list')
-	end
-end
 local last = redis.call('GET', KEYS[1])
 local l = last and tonumber(last)
 local cap = tonumber(ARGV[3])
@@ -58,14 +52,23 @@ local rebuilt
 if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
 	-- No conversation, or an expired one. Turns without their last
 	-- activity (evicted or deleted by hand) are no conversation either and
-	-- must not come back into the new one.
+	-- must not come back into the new one. Keys of another type are not
+	-- ours to delete.
+	for i = 2, 3 do
+		local kind = redis.call('TYPE', KEYS[i])['ok']
+		if kind ~= 'list' and kind ~= 'none' then
+			return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds a ' .. kind .. ', not a list')
+		end
+	end
 	redis.call('DEL', KEYS[2], KEYS[3])
 else
+	-- LLEN and LRANGE fail on a key of another type, before any write.
 	local n = redis.call('LLEN', KEYS[2])
-	local synced = n == 0 and redis.call('LLEN', KEYS[3]) == 0
-	if n > 0 and redis.call('LLEN', KEYS[3]) == n then
+	local entries = redis.call('LRANGE', KEYS[3], 0, -1)
+	local synced = n == #entries
+	if synced and n > 0 then
 		local sum = string.match(redis.call('LINDEX', KEYS[2], -1), '^{"_mombot":"1 (%x+)')
-		synced = sum ~= nil and sum == string.match(redis.call('LINDEX', KEYS[3], -1), '^(%x+)')
+		synced = sum ~= nil and sum == string.match(entries[n], '^(%x+)')
 	end
 	if not synced then
 		rebuilt = {}
@@ -88,24 +91,16 @@ else
 			end
 			table.insert(rebuilt, sum .. ids)
 		end
+		entries = rebuilt
 	end
 	if #ARGV >= 7 and cap ~= 1 then
-		local entries
-		if rebuilt then
-			entries = rebuilt
-			if cap > 1 then
-				entries = {unpack(rebuilt, math.max(1, #rebuilt - cap + 2))}
-			end
-		else
-			local from = 0
-			if cap > 1 then
-				from = 1 - cap
-			end
-			entries = redis.call('LRANGE', KEYS[3], from, -1)
-		end
 		local inuse = {}
-		for _, e in ipairs(entries) do
-			for id in string.gmatch(string.gsub(e, '^%S*', ''), '%x+') do
+		local from = 1
+		if cap > 1 then
+			from = math.max(1, #entries - cap + 2)
+		end
+		for i = from, #entries do
+			for id in string.gmatch(string.gsub(entries[i], '^%S*', ''), '%x+') do
 				inuse[id] = true
 			end
 		end
@@ -118,14 +113,14 @@ else
 end
 if rebuilt then
 	redis.call('DEL', KEYS[3])
-	for _, e in ipairs(rebuilt) do
-		redis.call('RPUSH', KEYS[3], e)
+	if #rebuilt > 0 then
+		redis.call('RPUSH', KEYS[3], unpack(rebuilt))
 	end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
 redis.call('RPUSH', KEYS[2], ARGV[5])
-redis.call('RPUSH', KEYS[3], ARGV[6])
-if cap > 0 then
+local len = redis.call('RPUSH', KEYS[3], ARGV[6])
+if cap > 0 and len > cap then
 	redis.call('LTRIM', KEYS[2], -cap, -1)
 	redis.call('LTRIM', KEYS[3], -cap, -1)
 end
