@@ -377,18 +377,19 @@ func compact(raw []byte) []byte {
 	return b.Bytes()
 }
 
-// needsCompact reports whether raw has white space outside strings.
+// needsCompact reports whether raw has white space outside strings. It
+// jumps over strings from quote to quote, since they are most of a
+// message's bytes.
 func needsCompact(raw []byte) bool {
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			end, ok := skipString(raw, i)
+			if !ok {
+				return false // an unterminated string: no white space outside one
+			}
+			i = end - 1
+		case ' ', '\n', '\t', '\r':
 			return true
 		}
 	}

@@ -112,3 +112,33 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNeedsCompact: needsCompact, which jumps over strings, agrees with a
+// byte-by-byte reading on any input, JSON or not.
+func FuzzNeedsCompact(f *testing.F) {
+	for _, s := range []string{`{"a": 1}`, `{"a":"b c"}`, `"a\" b"`, `"a\\" , 1`, `"unterminated  `, `"a\\\" "`, ``, ` `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want := false
+		inString, escaped := false, false
+		for _, c := range raw {
+			switch {
+			case escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case c == '"':
+				inString = !inString
+			case !inString && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+				want = true
+			}
+			if want {
+				break
+			}
+		}
+		if got := needsCompact(raw); got != want {
+			t.Fatalf("needsCompact(%q) = %v, want %v", raw, got, want)
+		}
+	})
+}
