@@ -80,7 +80,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // encode writes m's JSON object to b, with its extra keys in sorted order
 // after role and content if stored is set.
 func (m Message) encode(b *bytes.Buffer, stored bool) error {
-	if !json.Valid(m.Content) {
+	if !validJSON(m.Content) {
 		return fmt.Errorf("conversation: message content is not valid JSON")
 	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
@@ -109,7 +109,7 @@ func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...stri
 			continue
 		}
 		v := extra[k]
-		if !json.Valid(v) {
+		if !validJSON(v) {
 			return errors.New("extra " + k + " is not valid JSON")
 		}
 		b.WriteByte(',')

@@ -178,7 +178,7 @@ func skipString(b []byte, i int) (int, bool) {
 // json.Unmarshal into []json.RawMessage scans twice and copies. White space
 // around the elements is left out, as json.Unmarshal leaves it out.
 func splitArray(content []byte) ([]json.RawMessage, bool) {
-	if !json.Valid(content) {
+	if !validJSON(content) {
 		return nil, false
 	}
 	ws := func(i int) int {

@@ -1,0 +1,71 @@
+package conversation
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+var validSeeds = []string{
+	``, ` `, `null`, `true`, `false`, `nul`, `truex`, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e`, `1e+`, `1E-7`, `-12.5e+3`,
+	`""`, `"a\"b\\c\/\b\f\n\r\t\u00e9\uD83D\uDE00"`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"a\tb\"", "\"\x7f\xff\"",
+	`"unterminated`, `"ends in \"`, `[]`, `{}`, `[ ]`, `{ }`, `[1,]`, `[,1]`, `{"a":1,}`, `{"a" : [ 1 , { "b" : null } ] }`,
+	`{"a"}`, `{"a":}`, `{1:2}`, `[1 2]`, `{"a":1 "b":2}`, "\n[1]\r\n\t", `[1]]`, `[1]x`, `}`, `]`,
+	`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}],"is_error":true}`,
+}
+
+// FuzzValidJSON: validJSON says what json.Valid says, on every input.
+func FuzzValidJSON(f *testing.F) {
+	for _, s := range append(validSeeds, blockSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := validJSON(data), json.Valid(data); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, got, want)
+		}
+	})
+}
+
+// TestValidJSONDepth: nesting is refused where encoding/json refuses it.
+func TestValidJSONDepth(t *testing.T) {
+	for _, n := range []int{maxNesting - 1, maxNesting, maxNesting + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			closer := map[string]string{"[": "]", `{"a":`: "}"}[open]
+			data := []byte(strings.Repeat(open, n) + "1" + strings.Repeat(closer, n))
+			if got, want := validJSON(data), json.Valid(data); got != want {
+				t.Errorf("%d of %q: validJSON %v, json.Valid %v", n, open, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkValidJSON(b *testing.B) {
+	content := toolResultContent()
+	b.Run("impl=validJSON", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			if !validJSON(content) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("impl=json.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(content)))
+		for b.Loop() {
+			if !json.Valid(content) {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}
+
+// toolResultContent is a 2 kB tool_result content array, like the bulk of
+// the benchmarks' turns.
+func toolResultContent() []byte {
+	var listing strings.Builder
+	for r := range 16 {
+		listing.WriteString("1. Lemon herb chicken thighs with spinach and feta (35 min, serves 4). Ingredients: chicken, \"lemon\".\n")
+		_ = r
+	}
+	return NewMessage(RoleUser, []byte(`{"type":"tool_result","tool_use_id":"toolu_01","content":`+string(quote(listing.String()))+`}`)).Content
+}
