@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 )
 
 // Roles of a Messages API message.
@@ -248,6 +249,9 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 		if len(val) == 0 || string(val) == "null" {
 			return nil
 		}
+		if fastField(val, dst) {
+			return nil
+		}
 		if err := json.Unmarshal(val, dst); err != nil && slices.Contains(types, b.Type) {
 			return fmt.Errorf("%s %q: %w", b.Type, name, err)
 		}
@@ -276,6 +280,33 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 		b.Source = &src
 	}
 	return b, nil
+}
+
+// fastField decodes val, a valid JSON value, into dst as json.Unmarshal
+// would, when that is simple: a string without escapes and in valid UTF-8
+// (json.Unmarshal would replace invalid bytes) into a *string or **string,
+// true or false into a *bool. It reports whether it did.
+func fastField(val json.RawMessage, dst any) bool {
+	if val[0] == '"' {
+		if len(val) < 2 || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
+			return false
+		}
+		s := string(val[1 : len(val)-1])
+		switch d := dst.(type) {
+		case *string:
+			*d = s
+			return true
+		case **string:
+			*d = &s
+			return true
+		}
+		return false
+	}
+	if d, ok := dst.(*bool); ok && (string(val) == "true" || string(val) == "false") {
+		*d = string(val) == "true"
+		return true
+	}
+	return false
 }
 
 // IsString reports whether the content is a plain JSON string.

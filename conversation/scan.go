@@ -233,6 +233,14 @@ func parseValidBlock(raw json.RawMessage) (Block, error) {
 	return blockFrom(f, raw)
 }
 
+// parseBlock is ParseBlock, through parseValidBlock when raw is valid JSON.
+func parseBlock(raw json.RawMessage) (Block, error) {
+	if validJSON(raw) {
+		return parseValidBlock(raw)
+	}
+	return ParseBlock(raw)
+}
+
 func scanBlockFields(raw []byte) (blockFields, bool) {
 	var f blockFields
 	p := &scanner{b: raw}

@@ -69,3 +69,34 @@ func toolResultContent() []byte {
 	}
 	return NewMessage(RoleUser, []byte(`{"type":"tool_result","tool_use_id":"toolu_01","content":`+string(quote(listing.String()))+`}`)).Content
 }
+
+// FuzzFastField: where fastField decodes a value, json.Unmarshal decodes it
+// to the same result.
+func FuzzFastField(f *testing.F) {
+	for _, s := range []string{`"a"`, `""`, `"a\"b"`, "\"\xff\"", `"é"`, `true`, `false`, `null`, `1`, `{}`, `"\u00e9"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, val []byte) {
+		if !json.Valid(val) {
+			return
+		}
+		var s1, s2 string
+		if fastField(val, &s1) {
+			if err := json.Unmarshal(val, &s2); err != nil || s1 != s2 {
+				t.Fatalf("%q into *string: fastField %q, json.Unmarshal %q, %v", val, s1, s2, err)
+			}
+		}
+		var p1, p2 *string
+		if fastField(val, &p1) {
+			if err := json.Unmarshal(val, &p2); err != nil || p1 == nil || p2 == nil || *p1 != *p2 {
+				t.Fatalf("%q into **string: fastField %v, json.Unmarshal %v, %v", val, p1, p2, err)
+			}
+		}
+		var b1, b2 bool
+		if fastField(val, &b1) {
+			if err := json.Unmarshal(val, &b2); err != nil || b1 != b2 {
+				t.Fatalf("%q into *bool: fastField %v, json.Unmarshal %v, %v", val, b1, b2, err)
+			}
+		}
+	})
+}
