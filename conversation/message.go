@@ -282,10 +282,11 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 	return b, nil
 }
 
-// fastField decodes val, a valid JSON value (white space around it allowed), into dst as json.Unmarshal
-// would, when that is simple: a string without escapes and in valid UTF-8
-// (json.Unmarshal would replace invalid bytes) into a *string or **string,
-// true or false into a *bool. It reports whether it did.
+// fastField decodes val, a valid JSON value (white space around it
+// allowed), into dst as json.Unmarshal would, when that is simple: a string
+// without escapes and in valid UTF-8 (json.Unmarshal would replace invalid
+// bytes) into a *string or **string, true or false into a *bool. It
+// reports whether it did.
 func fastField(val json.RawMessage, dst any) bool {
 	if val[0] == '"' {
 		if len(val) < 2 || val[len(val)-1] != '"' || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
