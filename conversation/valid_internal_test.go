@@ -100,3 +100,24 @@ func FuzzFastField(f *testing.F) {
 		}
 	})
 }
+
+// TestValidJSONStringBytes: every byte value at every place in a string
+// long enough for the eight-byte steps, alone and escaped, gets
+// json.Valid's answer.
+func TestValidJSONStringBytes(t *testing.T) {
+	for c := range 256 {
+		for pos := range 24 {
+			for _, esc := range []bool{false, true} {
+				s := []byte(`"` + strings.Repeat("a", 24) + `"`)
+				ins := []byte{byte(c)}
+				if esc {
+					ins = []byte{'\\', byte(c)}
+				}
+				data := append(append(append([]byte{}, s[:1+pos]...), ins...), s[1+pos:]...)
+				if got, want := validJSON(data), json.Valid(data); got != want {
+					t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, got, want)
+				}
+			}
+		}
+	}
+}
