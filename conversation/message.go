@@ -284,15 +284,18 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 
 // fastField decodes val, a valid JSON value (white space around it
 // allowed), into dst as json.Unmarshal would, when that is simple: a string
-// without escapes and in valid UTF-8 (json.Unmarshal would replace invalid
-// bytes) into a *string or **string, true or false into a *bool. It
+// in valid UTF-8 (json.Unmarshal would replace invalid bytes) without \u
+// escapes into a *string or **string, true or false into a *bool. It
 // reports whether it did.
 func fastField(val json.RawMessage, dst any) bool {
 	if val[0] == '"' {
-		if len(val) < 2 || val[len(val)-1] != '"' || bytes.IndexByte(val, '\\') >= 0 || !utf8.Valid(val) {
+		if len(val) < 2 || val[len(val)-1] != '"' || !utf8.Valid(val) {
 			return false
 		}
-		s := string(val[1 : len(val)-1])
+		s, ok := unescape(val[1 : len(val)-1])
+		if !ok {
+			return false
+		}
 		switch d := dst.(type) {
 		case *string:
 			*d = s
@@ -308,6 +311,45 @@ func fastField(val json.RawMessage, dst any) bool {
 		return true
 	}
 	return false
+}
+
+// unescape returns the value of the inside of a valid JSON string, when
+// its escapes are only the one-letter ones (\n, \", ...); a \u escape
+// is left to encoding/json, which pairs surrogates and replaces the
+// unpaired ones.
+func unescape(in []byte) (string, bool) {
+	k := bytes.IndexByte(in, '\\')
+	if k < 0 {
+		return string(in), true
+	}
+	out := make([]byte, 0, len(in))
+	for k >= 0 {
+		out = append(out, in[:k]...)
+		if k+1 >= len(in) {
+			return "", false
+		}
+		var c byte
+		switch in[k+1] {
+		case '"', '\\', '/':
+			c = in[k+1]
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default:
+			return "", false
+		}
+		out = append(out, c)
+		in = in[k+2:]
+		k = bytes.IndexByte(in, '\\')
+	}
+	return string(append(out, in...)), true
 }
 
 // IsString reports whether the content is a plain JSON string.

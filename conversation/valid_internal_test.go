@@ -73,7 +73,7 @@ func toolResultContent() []byte {
 // FuzzFastField: where fastField decodes a value, json.Unmarshal decodes it
 // to the same result.
 func FuzzFastField(f *testing.F) {
-	for _, s := range []string{`"a"`, `""`, `"a\"b"`, "\"\xff\"", `"é"`, `true`, `false`, `null`, `1`, `{}`, `"\u00e9"`} {
+	for _, s := range []string{`"a"`, `""`, `"a\"b"`, "\"\xff\"", `"é"`, `"a\nb\t\"c\\d\/e\bf\fg\rh"`, `"\\"`, `"x\\\""`, `true`, `false`, `null`, `1`, `{}`, `"\u00e9"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, val []byte) {
