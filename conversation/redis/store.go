@@ -67,7 +67,7 @@ else
 	local entries = redis.call('LRANGE', KEYS[3], 0, -1)
 	local synced = n == #entries
 	if synced and n > 0 then
-		local sum = string.match(entries[n], '^(%x+)')
+		local sum = string.match(redis.call('LINDEX', KEYS[2], -1), '^{"_mombot":"1 (%x+)')
 		synced = sum ~= nil and sum == string.match(entries[n], '^(%x+)')
 	end
 	if not synced then

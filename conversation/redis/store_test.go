@@ -823,3 +823,43 @@ func TestToolIDsMatchWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderVersionPushIntoFullConversation: an older version that pushes a
+// turn into a full conversation and trims the oldest leaves the turns list
+// as long as the ids list; the append script tells from the last turn's
+// checksum that the ids list is out of step, builds it again, and refuses
+// a reuse of the older version's tool id.
+func TestOlderVersionPushIntoFullConversation(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	key := prefix + "turns:" + phone
+	small := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
+	now := storetest.Start
+	for _, text := range []string{"a", "b", "c"} {
+		if err := s.Append(ctx, phone, turn(text, "ok"), now, small); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an older version's save does: push the turn's JSON, without
+	// the header, and trim to the cap; it knows nothing of the ids list.
+	old, err := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.RPush(ctx, key, old).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.LTrim(ctx, key, -3, -1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.LLen(ctx, prefix+"ids:"+phone).Result(); n != 3 {
+		t.Fatalf("ids list has %d entries, want 3 (as many as the turns)", n)
+	}
+	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
+	if err := s.Append(ctx, phone, again, now, small); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("the older version's tool id reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+}
