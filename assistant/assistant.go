@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"io"
 	"log/slog"
 	"strings"
@@ -200,13 +201,13 @@ const SystemName = "system"
 // person returns who sent a message from phone, as the message names them:
 // their configured name, SystemName for the system sender, or else their
 // masked number.
-func (a *Assistant) person(phone string) Person {
-	p := a.configured(phone)
+func (a *Assistant) person(from string) Person {
+	p := a.configured(from)
 	switch {
-	case phone == conversation.SystemSender:
+	case from == conversation.SystemSender:
 		p.Name = SystemName
 	case p.Name == "":
-		p.Name = conversation.MaskPhone(phone)
+		p.Name = phone.Mask(from)
 	}
 	return p
 }
@@ -238,7 +239,7 @@ func (a *Assistant) configured(phone string) Person {
 // API failure before any tool ran, stores nothing.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
-	log := a.log.With("phone", conversation.MaskPhone(in.From))
+	log := a.log.With("phone", phone.Mask(in.From))
 	if err := conversation.CheckPhone(in.From); err != nil {
 		log.Warn("assistant: refused message", "err", err)
 		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)

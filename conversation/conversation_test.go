@@ -182,11 +182,6 @@ func TestMessageExtraStoredNotSent(t *testing.T) {
 }
 
 func TestPhones(t *testing.T) {
-	for phone, want := range map[string]string{"+14155551234": "+*******1234", "14155551234": "*******1234", "123": "***"} {
-		if got := conversation.MaskPhone(phone); got != want {
-			t.Errorf("MaskPhone(%q) = %q, want %q", phone, got, want)
-		}
-	}
 	if err := conversation.CheckPhone("+1 415"); err != nil {
 		t.Errorf("CheckPhone rejected an inner space: %v", err)
 	}

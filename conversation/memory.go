@@ -282,23 +282,6 @@ func CheckPhone(phone string) error {
 	return nil
 }
 
-// MaskPhone returns phone with all but its last four characters hidden, for
-// logs and listings: "+14155551234" becomes "+*******1234".
-func MaskPhone(phone string) string {
-	r := []rune(phone)
-	if len(r) <= 4 {
-		return strings.Repeat("*", len(r))
-	}
-	start := 0
-	if r[0] == '+' {
-		start = 1
-	}
-	for i := start; i < len(r)-4; i++ {
-		r[i] = '*'
-	}
-	return string(r)
-}
-
 // Sweeper is implemented by stores that can delete every conversation last
 // active at or before cutoff in one go, so that people who never come back
 // do not stay on disk for ever.

@@ -110,7 +110,7 @@ type Config struct {
 
 	// Family maps the phone numbers allowed to talk to the assistant to
 	// the person's name (which may be empty). Numbers are normalised with
-	// NormalizePhone, so "+1 631-555-1181" matches the wa_id 16315551181.
+	// phone.Normalize, so "+1 631-555-1181" matches the wa_id 16315551181.
 	// Messages from other numbers are logged, masked, and ignored.
 	Family map[string]string
 	// MaxAge is how old a message may be and still be answered; older

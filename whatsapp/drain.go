@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"runtime/debug"
 	"time"
-
-	"github.com/mombot/mombot/conversation"
 )
 
 // markTimeout bounds the recording of a message as handled and its removal
@@ -29,7 +28,7 @@ const markTimeout = 5 * time.Second
 // this process's memory: another replica may be answering the shared
 // queue, and what it holds waits there for the next pass.
 func (s *Server) drain(from string) {
-	log := s.log.With("from", conversation.MaskPhone(from))
+	log := s.log.With("from", phone.Mask(from))
 	held, unlock, locked := s.lock(log, from)
 	if held == nil {
 		return
@@ -125,7 +124,7 @@ const (
 func (s *Server) handleItem(held context.Context, log *slog.Logger, from string, item []byte) (string, outcome) {
 	var ev event
 	if err := json.Unmarshal(item, &ev); err != nil || ev.From != from || ev.ID == "" {
-		log.Error("whatsapp: unreadable message in the queue dropped", "err", err, "queued_for", conversation.MaskPhone(ev.From))
+		log.Error("whatsapp: unreadable message in the queue dropped", "err", err, "queued_for", phone.Mask(ev.From))
 		return "", handled
 	}
 	log = log.With("id", ev.ID, "type", ev.Type)

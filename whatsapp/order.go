@@ -2,11 +2,10 @@ package whatsapp
 
 import (
 	"context"
+	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"runtime/debug"
 	"sync"
-
-	"github.com/mombot/mombot/conversation"
 )
 
 // Locker serialises the handling of one sender's messages. The Server
@@ -134,7 +133,7 @@ func (d *drains) runSafely(key string) {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("whatsapp: panic while draining a sender's queue; what is queued stays for the next pass",
-				"from", conversation.MaskPhone(key), "panic", p, "stack", string(debug.Stack()))
+				"from", phone.Mask(key), "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	d.run(key)

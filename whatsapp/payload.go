@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mombot/mombot/conversation"
 )
 
 // The webhook payload, as documented for the Cloud API's "messages" field:
@@ -197,7 +196,7 @@ type SendFailure struct {
 // LogValue implements slog.LogValuer; the recipient is masked.
 func (f SendFailure) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("to", conversation.MaskPhone(f.RecipientID)),
+		slog.String("to", phone.Mask(f.RecipientID)),
 		slog.String("id", f.MessageID),
 		slog.Int("code", f.Code),
 		slog.String("title", f.Title),
@@ -250,7 +249,7 @@ func parseChange(d *delivery, v *changeValue) {
 		ev := event{
 			PhoneNumberID: v.Metadata.PhoneNumberID,
 			ID:            m.ID,
-			From:          NormalizePhone(m.From),
+			From:          normalize(m.From),
 			WaID:          m.From,
 			Time:          m.Timestamp.Time,
 			Type:          m.Type,
@@ -331,29 +330,6 @@ func classify(ev *event, m *wireMessage) {
 	}
 }
 
-// NormalizePhone returns phone as "+" and its digits, dropping spaces,
-// dashes, dots and brackets, so that "+1 (631) 555-1181" and the wa_id
-// "16315551181" are the same key. It returns "" when phone has anything else
-// or no digits.
-func NormalizePhone(phone string) string {
-	var b strings.Builder
-	b.Grow(len(phone) + 1)
-	b.WriteByte('+')
-	for i, r := range phone {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == '+' && i == 0, r == ' ', r == '-', r == '.', r == '(', r == ')':
-		default:
-			return ""
-		}
-	}
-	if b.Len() == 1 || b.Len() > 33 {
-		return ""
-	}
-	return b.String()
-}
-
 // sentAt returns when ev was sent, or else received; zero if neither is
 // known (a message queued by an older version).
 func (ev event) sentAt() time.Time {
@@ -361,4 +337,11 @@ func (ev event) sentAt() time.Time {
 		return ev.Received
 	}
 	return ev.Time
+}
+
+// normalize returns a wa_id in E.164 form, or "" when it is not a phone
+// number (the message is then ignored).
+func normalize(waID string) string {
+	n, _ := phone.Normalize(waID)
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mombot/mombot/conversation"
 )
 
 // What the sender sees when the assistant cannot help. The details go to
@@ -146,10 +145,10 @@ func New(cfg Config) (*Server, error) {
 		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
 	}
 	family := make(map[string]string, len(cfg.Family))
-	for phone, name := range cfg.Family {
-		p := NormalizePhone(phone)
-		if p == "" {
-			problems = append(problems, fmt.Sprintf("family phone number %q is not a phone number", conversation.MaskPhone(phone)))
+	for number, name := range cfg.Family {
+		p, err := phone.Normalize(number)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("family phone number %q: %v", phone.Mask(number), err))
 			continue
 		}
 		family[p] = name
@@ -372,7 +371,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		if !s.accept(ev, now) {
 			continue
 		}
-		log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
+		log := s.log.With("id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
 		if s.handledBefore(r.Context(), log, ev) {
 			log.Info("whatsapp: duplicate delivery skipped")
 			continue
@@ -391,10 +390,10 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 
 // accept decides whether a message is queued at all.
 func (s *Server) accept(ev event, now time.Time) bool {
-	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
+	log := s.log.With("id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
 	switch {
 	case ev.From == "":
-		log.Warn("whatsapp: message without a usable sender ignored", "from", conversation.MaskPhone(ev.WaID))
+		log.Warn("whatsapp: message without a usable sender ignored", "from", phone.Mask(ev.WaID))
 		return false
 	case ev.ID == "":
 		log.Warn("whatsapp: message without an id ignored")

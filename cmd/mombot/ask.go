@@ -15,7 +15,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/phone"
 )
 
 // assistantConfig is what the commands that talk to Claude share: the
@@ -49,9 +49,9 @@ func (c *assistantConfig) checkFrom() error {
 	if c.from == conversation.SystemSender {
 		return nil
 	}
-	norm := whatsapp.NormalizePhone(c.from)
-	if norm == "" || conversation.CheckPhone(norm) != nil {
-		return usagef("--from: give the sender's phone number, like +14155551234")
+	norm, err := phone.Normalize(c.from)
+	if err != nil {
+		return usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
 	}
 	c.from = norm
 	return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"io"
 	"io/fs"
 	"strings"
@@ -144,15 +145,15 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
 	for _, s := range sums {
-		phone := s.Phone
+		number := s.Phone
 		if !full {
-			phone = conversation.MaskPhone(phone)
+			number = phone.Mask(number)
 		}
 		state := "active"
 		if s.Expired {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, formatLastActive(s.LastActive), s.Turns, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, formatLastActive(s.LastActive), s.Turns, state)
 	}
 	return tw.Flush()
 }
@@ -163,9 +164,32 @@ func errUnknownPhone(phone string) error {
 	return fmt.Errorf("no conversation stored for %s (see mombot history list --full)", phone)
 }
 
+// storedKey returns the key under which the conversation of the number
+// arg is stored: arg normalised the way ask and the webhook store it, so
+// that 14155551234 and "+1 (415) 555-1234" find +14155551234, or arg as
+// written when only that is stored (a key another program wrote, the
+// system sender).
+func storedKey(ctx context.Context, store conversation.Store, arg string) (string, error) {
+	if err := conversation.CheckPhone(arg); err != nil {
+		return "", usagef("%v", err)
+	}
+	norm, err := phone.Normalize(arg)
+	if err != nil || norm == arg {
+		return arg, nil
+	}
+	if _, err := store.Load(ctx, norm); !errors.Is(err, conversation.ErrNotFound) {
+		return norm, nil
+	}
+	if _, err := store.Load(ctx, arg); err == nil {
+		return arg, nil
+	}
+	return norm, nil
+}
+
 func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string, asJSON bool) error {
-	if err := conversation.CheckPhone(phone); err != nil {
-		return usagef("%v", err)
+	phone, err := storedKey(ctx, mem.Store(), phone)
+	if err != nil {
+		return err
 	}
 	// Load and Peek, not History: looking at an expired conversation must
 	// not delete it.
@@ -275,10 +299,11 @@ func resultText(content json.RawMessage) string {
 func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
-	if err := conversation.CheckPhone(phone); err != nil {
-		return usagef("%v", err)
+	phone, err := storedKey(ctx, mem.Store(), phone)
+	if err != nil {
+		return err
 	}
-	err := mem.Clear(ctx, phone)
+	err = mem.Clear(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
 	}

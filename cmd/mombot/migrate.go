@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"io"
 	"strings"
 	"time"
@@ -55,11 +56,11 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, phone := range r.conflicted {
+	for _, number := range r.conflicted {
 		if *force {
-			fmt.Fprintf(e.stderr, "history migrate: %s: replaced turns that only the target held (--force)\n", conversation.MaskPhone(phone))
+			fmt.Fprintf(e.stderr, "history migrate: %s: replaced turns that only the target held (--force)\n", phone.Mask(number))
 		} else {
-			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", conversation.MaskPhone(phone))
+			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", phone.Mask(number))
 		}
 	}
 	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty)\n",
@@ -126,7 +127,7 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 		switch {
 		case errors.Is(err, conversation.ErrNotFound):
 		case err != nil:
-			return r, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
+			return r, fmt.Errorf("copy %s: %w", phone.Mask(s.Phone), err)
 		default:
 			// Stores keep at least microseconds.
 			theirs, ours := cur.LastActive.Truncate(time.Microsecond), c.LastActive.Truncate(time.Microsecond)
@@ -150,7 +151,7 @@ func migrate(ctx context.Context, src, dst conversation.Store, timeout time.Dura
 		}
 		replaced, err := replace(ctx, dst, c, timeout)
 		if err != nil {
-			return r, fmt.Errorf("copy %s: %w", conversation.MaskPhone(s.Phone), err)
+			return r, fmt.Errorf("copy %s: %w", phone.Mask(s.Phone), err)
 		}
 		if replaced {
 			r.copied++

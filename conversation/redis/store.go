@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mombot/mombot/phone"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	last, ok := parseMicros(vals[0])
 	if !ok {
 		s.log.WarnContext(ctx, "redis: stored last activity is not a number; the conversation counts as expired",
-			"phone", conversation.MaskPhone(phone))
+			"phone", maskPhone(phone))
 	}
 	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(vals)-1)}
 	undecodable := 0
@@ -124,7 +125,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	c.Turns, invalid = conversation.Repair(c.Turns)
 	if dropped := undecodable + invalid; dropped > 0 {
 		s.log.WarnContext(ctx, "redis: dropped invalid stored turns",
-			"phone", conversation.MaskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
+			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
 	}
 	return c, nil
 }
@@ -243,3 +244,7 @@ func parseMicros(s string) (time.Time, bool) {
 	}
 	return time.UnixMicro(us), true
 }
+
+// maskPhone hides a number in the log; it is named so that it can be
+// called where "phone" is a conversation key.
+var maskPhone = phone.Mask
