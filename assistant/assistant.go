@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"io"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 // Defaults of [Options].

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
+	"github.com/mombot/mombot/phone"
 )
 
 const (

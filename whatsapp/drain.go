@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // markTimeout bounds the recording of a message as handled and its removal

@@ -2,10 +2,11 @@ package whatsapp
 
 import (
 	"context"
-	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"runtime/debug"
 	"sync"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // Locker serialises the handling of one sender's messages. The Server

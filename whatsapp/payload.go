@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // The webhook payload, as documented for the Cloud API's "messages" field:

@@ -11,10 +11,10 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
-
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -63,7 +63,7 @@ func (c *assistantConfig) listsFile() string {
 	if c.listsPath != "" {
 		return c.listsPath
 	}
-	return filepath.Join(dataDir(c.mem.store), "lists.json")
+	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
 
 // open builds the assistant. The caller closes the returned store.

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"strings"
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 const chatUsage = `Usage: mombot chat --from PHONE [flags]

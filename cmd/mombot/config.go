@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // fileConfig is the configuration file (--config, MOMBOT_CONFIG, default

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"io"
 	"io/fs"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/phone"
 )
 
 const historyUsage = `Usage:
@@ -106,9 +107,9 @@ func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversati
 	cfg.mustExist = true
 	mem, store, err := cfg.open(ctx, e)
 	if errors.Is(err, fs.ErrNotExist) {
-		spec, _ := parseStoreURL(cfg.store) // parsed by open already
-		_, rest := splitStoreURL(cfg.store)
-		return nil, nil, noStoreFileError{path: spec.path, defaulted: rest == ""}
+		spec, _ := storeurl.Parse(cfg.store) // parsed by open already
+		defaulted := strings.TrimPrefix(strings.TrimPrefix(cfg.store, "file:"), "//") == ""
+		return nil, nil, noStoreFileError{path: spec.Path, defaulted: defaulted}
 	}
 	return mem, store, err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -108,7 +109,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 	} else {
-		dir := dataDir(cfg.mem.store)
+		dir := storeurl.Dir(cfg.mem.store)
 		seen, err := whatsapp.OpenDedupFile(filepath.Join(dir, "whatsapp-seen.json"), &whatsapp.DedupFileOptions{TTL: dedupTTL, Logger: e.log})
 		if err != nil {
 			return err
@@ -129,17 +130,35 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// New already answers what an earlier process left in the inbox: every
-	// way out gives that its time, before the store closes.
-	stopWhatsApp := func() error {
+	sweepDone := make(chan struct{})
+	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(sweepDone)
+		sweep(sweepCtx, e, mem)
+	}()
+	// shutdown is every way out, in one order: stop taking requests (srv
+	// is nil before listening), let the accepted messages be answered
+	// (New already answers what an earlier process left in the inbox),
+	// then stop sweeping; the store closes last, when run returns.
+	shutdown := func(srv *http.Server) error {
+		if srv != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), shutdownHTTP)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				e.log.Warn("mombot: http shutdown", "err", err)
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownHandled)
 		defer cancel()
-		return wa.Shutdown(ctx)
+		err := wa.Shutdown(ctx)
+		stopSweep()
+		<-sweepDone
+		return err
 	}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		if serr := stopWhatsApp(); serr != nil {
+		if serr := shutdown(nil); serr != nil {
 			e.log.Warn("mombot: shutdown", "err", serr)
 		}
 		return fmt.Errorf("serve: %w", err)
@@ -147,38 +166,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	srv := &http.Server{Handler: wa, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	e.log.Info("mombot: serving", "addr", ln.Addr().String(), "store", storeKind(cfg.mem.store),
+	e.log.Info("mombot: serving", "addr", ln.Addr().String(), "store", storeurl.Kind(cfg.mem.store),
 		"family", len(fc.Family), "whatsapp", wcfg)
-
-	sweepDone := make(chan struct{})
-	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(sweepDone)
-		sweep(sweepCtx, e, mem)
-	}()
 
 	select {
 	case err := <-served:
-		if serr := stopWhatsApp(); serr != nil {
+		if serr := shutdown(srv); serr != nil {
 			e.log.Warn("mombot: shutdown", "err", serr)
 		}
-		stopSweep()
-		<-sweepDone
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	e.log.Info("mombot: shutting down: finishing the messages in hand")
-	// Stop taking requests, then let accepted messages be answered, then
-	// stop sweeping; the store closes last, when run returns.
-	httpCtx, cancel := context.WithTimeout(context.Background(), shutdownHTTP)
-	defer cancel()
-	if err := srv.Shutdown(httpCtx); err != nil {
-		e.log.Warn("mombot: http shutdown", "err", err)
-	}
-	err = stopWhatsApp()
-	stopSweep()
-	<-sweepDone
-	if err != nil {
+	if err := shutdown(srv); err != nil {
 		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	e.log.Info("mombot: stopped")
@@ -252,13 +252,6 @@ func (r redisDedup) Handled(ctx context.Context, id string) (bool, error) {
 func (r redisDedup) MarkHandled(ctx context.Context, id string, _ time.Time) error {
 	_, err := r.d.Seen(ctx, "wamid:"+id, dedupTTL)
 	return err
-}
-
-// storeKind names a store URL's kind for the log, without its path or
-// credentials.
-func storeKind(url string) string {
-	scheme, _ := splitStoreURL(url)
-	return scheme
 }
 
 func envOr(e *env, key, def string) string {

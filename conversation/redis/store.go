@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // ttlSlack is added to the inactivity timeout to make a conversation's TTL,

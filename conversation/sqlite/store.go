@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mombot/mombot/phone"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 // Load implements [conversation.Store]. Rows that do not decode as a turn or
