@@ -11,6 +11,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -54,8 +55,11 @@ type Options struct {
 	// Tools are the tools offered to the model; nil means none.
 	Tools *Registry
 	// Locker serialises each sender's messages; nil means a new
-	// [LocalLocker]. Replicas of one deployment share one Locker.
-	Locker Locker
+	// [delivery.Local]. Replicas of one deployment share one Locker (on
+	// Redis). When the caller of Handle holds the sender's lock already
+	// and says so with [delivery.WithLock], as the WhatsApp server does,
+	// that lock is used and not taken again.
+	Locker delivery.Locker
 	// Logger receives one record per message handled and the detail of
 	// every failure; nil means no logging. Phones are masked and keys are
 	// never logged.
@@ -101,7 +105,7 @@ type Assistant struct {
 	family  map[string]Person
 	loc     *time.Location
 	tools   *Registry
-	locker  Locker
+	locker  delivery.Locker
 	log     *slog.Logger
 	now     func() time.Time
 	prefix  []byte // the request body up to the first message
@@ -140,7 +144,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		o.Location = time.UTC
 	}
 	if o.Locker == nil {
-		o.Locker = &LocalLocker{}
+		o.Locker = &delivery.Local{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -253,12 +257,19 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	// so that the sender's messages take it in the order they came.
 	system := in.From == conversation.SystemSender
 	if !system {
-		unlock, err := a.locker.Lock(ctx, in.From)
+		held, unlock, err := delivery.Lock(ctx, a.locker, in.From)
 		if err != nil {
 			log.Warn("assistant: waiting for the sender's previous message", "err", err)
 			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: lock: %w", err)
 		}
 		defer unlock()
+		// A lock shared by replicas may be lost (its holder cut off from
+		// Redis); the next holder answers, so this one stops, saving
+		// nothing.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(held, func() { cancel(context.Cause(held)) })()
 	}
 	sentAt := in.Time
 	if sentAt.IsZero() {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/mombot/mombot/delivery"
 )
 
 // Defaults used for the zero values of [Config].
@@ -52,7 +54,8 @@ type Inbound struct {
 // at a time, in the order of their messages, and for different senders
 // concurrently, so implementations must be safe for concurrent use. ctx is
 // cancelled when a shutdown runs out of time, and when the sender's
-// [Locker] lock is lost (the next holder answers the message). On error the server logs it
+// lock is lost (the next holder answers the message). ctx carries the
+// sender's lock (see [delivery.HeldLock]), held by the server throughout. On error the server logs it
 // and sends the sender a short apology; the error text is never shown to
 // them.
 type Responder interface {
@@ -123,9 +126,10 @@ type Config struct {
 	// Dedup remembers the ids of handled messages. Required; see
 	// OpenDedupFile.
 	Dedup Dedup
-	// Locker serialises each sender's messages across processes. Default:
-	// an in-process KeyMutex.
-	Locker Locker
+	// Locker serialises each sender's messages across processes; the
+	// lock is passed down to the Responder (delivery.WithLock), which
+	// need not take it again. Default: a delivery.Local, for one process.
+	Locker delivery.Locker
 	// Queue holds each sender's messages from the acknowledgement of their
 	// delivery until they are answered. Set a durable one, so that no
 	// acknowledged message is lost: OpenQueueFile for one process, a

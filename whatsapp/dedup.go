@@ -26,7 +26,7 @@ import (
 //
 // Check and record are two steps, not one atomic check-and-set: the Server
 // calls them for one sender's messages one at a time, holding the sender's
-// [Locker] lock, and a message id always comes from the same sender, so two
+// [delivery.Locker] lock, and a message id always comes from the same sender, so two
 // handlers never race on one id. It also calls Handled, without the lock,
 // before queueing a delivery, to spare queueing a redelivery.
 //

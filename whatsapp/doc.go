@@ -27,10 +27,10 @@
 // (429, 5xx, a documented temporary Graph code such as the pair rate limit)
 // or get no answer at all are retried with backoff.
 //
-// Three seams exist for running several replicas: [Dedup], [Locker] and
+// Three seams exist for running several replicas: [Dedup], [delivery.Locker] and
 // [Queue]. The defaults here are for one process; shared implementations
 // (on Redis, for example) make a message answered once ([Dedup]), one
-// sender's messages handled one at a time ([Locker], which tells its holder
+// sender's messages handled one at a time ([delivery.Locker], which tells its holder
 // when it lost the lock) and in the order delivered ([Queue]) across
 // processes, and let one replica answer what another left when it died.
 //

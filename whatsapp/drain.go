@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -221,6 +222,10 @@ func (s *Server) answer(held context.Context, log *slog.Logger, ev event, st ans
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	defer context.AfterFunc(held, cancel)()
+	// The Responder finds the sender's lock held, by this drain: without
+	// the shared lock, the drain answers only what this process holds, one
+	// message at a time, and that is the lock it passes down.
+	ctx = delivery.WithLock(ctx, ev.From, held)
 	at := ev.sentAt()
 	if at.IsZero() {
 		at = s.cfg.Now()

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -21,7 +22,7 @@ type stuckLocker struct {
 	failing bool
 	busy    bool
 	calls   int
-	km      whatsapp.KeyMutex
+	km      delivery.Local
 }
 
 var errLockerDown = errors.New("stuckLocker: down")

@@ -1,80 +1,12 @@
 package whatsapp
 
 import (
-	"context"
 	"log/slog"
 	"runtime/debug"
 	"sync"
 
 	"github.com/mombot/mombot/phone"
 )
-
-// Locker serialises the handling of one sender's messages. The Server
-// already runs one drain of a sender's queue at a time in each process; a
-// Locker shared by several processes (on Redis, for example) keeps a
-// sender's messages one at a time across replicas too. Only the holder of
-// a key's lock peeks at and acks the key's [Queue].
-//
-// Lock blocks until the lock for key is held or ctx is done, in which case
-// it returns ctx's error and nothing is held. held is done once the lock is
-// no longer held: after unlock, or as soon as the implementation finds the
-// lock lost (a shared lock that expired, or passed to another, while its
-// holder could not renew it). The holder checks held before each step that
-// must be done under the lock, and stops when it is done; held does not end
-// with ctx. The returned unlock releases the lock; it must be called once,
-// and calling it again is harmless. Implementations must be safe for
-// concurrent use.
-type Locker interface {
-	Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error)
-}
-
-// KeyMutex is an in-process [Locker]: one mutex per key, created on demand
-// and dropped when nobody holds or waits for it. Its locks are never lost:
-// held ends at unlock only. The zero value is ready.
-type KeyMutex struct {
-	mu    sync.Mutex
-	locks map[string]*keyLock
-}
-
-type keyLock struct {
-	ch   chan struct{} // holds one token while the key is locked
-	refs int
-}
-
-var _ Locker = (*KeyMutex)(nil)
-
-// Lock implements [Locker].
-func (m *KeyMutex) Lock(ctx context.Context, key string) (context.Context, func(), error) {
-	m.mu.Lock()
-	if m.locks == nil {
-		m.locks = map[string]*keyLock{}
-	}
-	l := m.locks[key]
-	if l == nil {
-		l = &keyLock{ch: make(chan struct{}, 1)}
-		m.locks[key] = l
-	}
-	l.refs++
-	m.mu.Unlock()
-
-	select {
-	case l.ch <- struct{}{}:
-		held, release := context.WithCancel(context.Background())
-		var once sync.Once
-		return held, func() { once.Do(func() { release(); <-l.ch; m.release(key, l) }) }, nil
-	case <-ctx.Done():
-		m.release(key, l)
-		return nil, nil, ctx.Err()
-	}
-}
-
-func (m *KeyMutex) release(key string, l *keyLock) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if l.refs--; l.refs == 0 {
-		delete(m.locks, key)
-	}
-}
 
 // drains runs run(key) in the background, one run per key at a time and
 // different keys in parallel. A request for a key whose run is under way

@@ -157,8 +157,8 @@ type event struct {
 	MediaType string
 }
 
-// delivery is what one webhook request carries.
-type delivery struct {
+// webhook is what one webhook request carries.
+type webhook struct {
 	Object   string
 	Events   []event
 	Statuses int // status updates, which are ignored but for failures
@@ -214,12 +214,12 @@ var errMalformed = errors.New("malformed webhook payload")
 // arrays in it) has the wrong shape, returns an error wrapping
 // errMalformed. An element of messages[] or statuses[] of the wrong shape
 // is only counted in Malformed and skipped.
-func parseDelivery(body []byte) (delivery, error) {
+func parseDelivery(body []byte) (webhook, error) {
 	var n notification
 	if err := json.Unmarshal(body, &n); err != nil {
-		return delivery{}, fmt.Errorf("%w: %v", errMalformed, err)
+		return webhook{}, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	d := delivery{Object: n.Object}
+	d := webhook{Object: n.Object}
 	for _, e := range n.Entry {
 		for _, c := range e.Changes {
 			if c.Field != "" && c.Field != "messages" {
@@ -233,7 +233,7 @@ func parseDelivery(body []byte) (delivery, error) {
 }
 
 // parseChange adds the messages and failures of one change to d.
-func parseChange(d *delivery, v *changeValue) {
+func parseChange(d *webhook, v *changeValue) {
 	var contacts []contact
 	for _, raw := range v.Contacts {
 		var ct contact

@@ -33,7 +33,7 @@ import (
 //     starting after a crash finds what was left.
 //
 // Implementations must be safe for concurrent use, by every process that
-// shares them. Anybody may Push; only the holder of key's [Locker] lock
+// shares them. Anybody may Push; only the holder of key's [delivery.Locker] lock
 // peeks at and acks key's queue, which is what makes an item handled by
 // one holder at a time.
 type Queue interface {

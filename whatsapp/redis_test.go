@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/conversation/redis"
+	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/whatsapp"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // openRedis opens a store on MOMBOT_TEST_REDIS_URL under a key prefix of
@@ -63,7 +63,7 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	locker, err := store.Locker(&redis.LockerOptions{TTL: 300 * time.Millisecond})
+	locker, err := deliveryredis.NewLocker(store.Client(), &deliveryredis.LockerOptions{Prefix: store.Prefix(), TTL: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&storeLogs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -116,7 +117,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxAge = DefaultMaxAge
 	}
 	if cfg.Locker == nil {
-		cfg.Locker = &KeyMutex{}
+		cfg.Locker = &delivery.Local{}
 	}
 	if cfg.ResumeEvery <= 0 {
 		cfg.ResumeEvery = DefaultResumeEvery

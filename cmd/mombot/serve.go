@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
+	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -90,7 +91,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// to the conversations. Either way a message acknowledged to Meta is
 	// kept until answered, through a crash.
 	if rs, ok := store.(*redis.Store); ok {
-		locker, err := rs.Locker(nil)
+		locker, err := deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log})
 		if err != nil {
 			return err
 		}

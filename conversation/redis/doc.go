@@ -1,6 +1,7 @@
 // Package redis is a [conversation.Store] on Redis, for several replicas of
-// the service that share one memory, and the coordination those replicas
-// need: a per-sender [Locker], a per-sender [Queue] and a webhook [Dedup].
+// the service that share one memory, and, for now, the WhatsApp inbox's
+// per-sender [Queue] and webhook [Dedup]. The per-sender lock is in
+// delivery/redis, on this store's client ([Store.Client]).
 //
 // # Keys
 //
@@ -10,9 +11,9 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
-// A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
-// key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
-// the store's connections.
+// A [Queue]'s list for a key is <prefix>queue:<key> and a [Dedup]'s id
+// <prefix>seen:<id>; they share the store's connections, and so does the
+// sender lock of delivery/redis, <prefix>lock:<key>.
 //
 // Both keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that

@@ -29,32 +29,6 @@ func ExampleOpen() {
 	_ = history // put in front of the new message
 }
 
-// One sender's messages, handled one at a time across replicas.
-func ExampleLocker_Lock() {
-	ctx := context.Background()
-	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-	locker, err := store.Locker(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	held, unlock, err := locker.Lock(ctx, "+14155551234")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer unlock()
-	for _, step := range []string{"load the history", "ask the model", "save the turn"} {
-		if held.Err() != nil {
-			// The lock passed to another replica: stop, it takes over.
-			return
-		}
-		_ = step
-	}
-}
-
 // A webhook delivered twice, to one replica or to two, is handled once.
 func ExampleDedup_Seen() {
 	ctx := context.Background()

@@ -21,7 +21,7 @@ import (
 // renews the list's TTL in the same transaction; Peek reads the head with
 // LINDEX; Ack removes the head with LPOP, in a script that first checks the
 // head is still the item acked. A queue nobody drains expires with its TTL.
-// Only the holder of the key's lock (see [Locker]) should Peek and Ack.
+// Only the holder of the key's lock (see delivery/redis) should Peek and Ack.
 type Queue struct {
 	rdb    *goredis.Client
 	prefix string
