@@ -1,4 +1,63 @@
-// Package delivery is a message's life between its acknowledgement and
-// its reply: the per-sender lock ([Locker], [Local] in one process, one on
-// Redis in delivery/redis for replicas).
+// Package delivery is a message's life from its acknowledgement to its
+// reply: a durable [Inbox] (a [File] for one process, one on Redis in
+// delivery/redis for replicas) that also remembers the ids handled, the
+// per-sender [Locker] ([Local], or the Redis one), and the [Pipeline]
+// that takes each message through its states, calling a [Handler] (the
+// WhatsApp server's) to answer and send.
+//
+// # A message's life
+//
+//	POST /webhook (whatsapp.Server: signature, family, kind)
+//	   │
+//	   ▼
+//	received ──Accept──► Inbox.Push ──ErrDuplicate (waiting, or handled in the last 7 days)──► dropped, 200
+//	   │                    │
+//	   │ Push failed:       │ kept: 200 to Meta
+//	   │ 503, or memory     ▼
+//	   │ (MemoryFallback)  queued ◄────────────── next pass (every minute), next start, another replica
+//	   │                    │                                ▲
+//	   └─► held in memory ──┤ drain: sender's Locker lock,   │ lock lost, shutdown,
+//	                        │ Peek the head                  │ Inbox failed
+//	                        ▼                                │
+//	                    answering ── Handler.Answer ─────────┤ (nothing kept)
+//	                        │   ErrSkip (too old, unreadable)─────────────┐
+//	                        ▼                                             │
+//	                   reply in hand ── Handler.Send ── ErrTemporary ─────┤ (the rest kept in the
+//	                        │         (kept in process: not asked again)  │  process for a later pass)
+//	                        ▼                                             │
+//	                      sent ◄─────────────────────────────────────────-┘
+//	                        │  Inbox.Done: ONE atomic write (File: one rewrite;
+//	                        │  Redis: one script) removes the message from the
+//	                        │  queue and records its id as handled for HandledFor
+//	                        ▼
+//	                      done
+//
+// Only "queued" and "done" are durable. "answering", "reply in hand" and
+// "sent" live in the process: a reply in hand is sent at a later pass
+// without asking the Handler again; a message sent whose Done failed (a
+// full disk, Redis down) is not answered again by this process, and the
+// next pass that finds it does Done again. After a crash, a message in
+// those states is queued still and is answered anew: at least once, and
+// twice only if the crash falls between sending its reply and its Done.
+//
+// # Guarantees
+//
+//   - Acknowledged means durable: Accept returns nil only once the Inbox
+//     holds the message (or, with MemoryFallback for a shared Inbox that is
+//     down, once it is in memory, where it is lost only if the process dies
+//     before answering it).
+//   - Duplicates are checked once, when a message is pushed: an id waiting
+//     or handled in the last [HandledFor] (seven days, as long as Meta
+//     redelivers) is not kept again, across restarts and replicas.
+//   - Per-sender order: one drain per sender at a time in a process, under
+//     the sender's lock across processes; a sender's messages held in
+//     memory come after those in the Inbox, and the later ones join them.
+//   - Several replicas on Redis share the Inbox and the lock; one whose
+//     lock passed to another (cut off longer than its TTL) stops before
+//     sending the reply in hand.
+//   - Shutdown answers what was accepted, for as long as its context
+//     allows; what is left stays queued for the next start.
+//
+// The per-sender lock is passed down to the Handler with [WithLock], so
+// that what it calls (the assistant) uses it rather than taking it again.
 package delivery

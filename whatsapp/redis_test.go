@@ -59,7 +59,7 @@ func openRedis(t *testing.T, logger *slog.Logger) (*redis.Store, string, *goredi
 func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	var storeLogs syncBuffer
 	store, prefix, rdb := openRedis(t, slog.New(slog.NewTextHandler(&storeLogs, nil)))
-	q, err := store.Queue(time.Hour)
+	q, err := deliveryredis.NewInbox(store.Client(), &deliveryredis.InboxOptions{Prefix: store.Prefix(), QueueTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.Locker = q, locker })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.Locker = q, locker })
 	started, release := make(chan string, 1), make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })

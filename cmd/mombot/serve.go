@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/delivery"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/whatsapp"
 )
@@ -40,9 +41,6 @@ const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
 	shutdownHTTP    = 10 * time.Second // for requests in flight
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
-	// dedupTTL is how long a message id is remembered: Meta redelivers
-	// for up to 7 days.
-	dedupTTL = 7 * 24 * time.Hour
 	// queueTTL is how long a sender's messages shared by the replicas wait
 	// for one to take them, should every replica stop before it does,
 	// beyond the age after which they would be skipped anyway.
@@ -85,21 +83,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer store.Close()
 
-	// Where several replicas share a Redis, they share the queue of each
-	// sender's messages, the sender lock and the record of handled messages
-	// too; otherwise all are local: the queue and the record in files next
-	// to the conversations. Either way a message acknowledged to Meta is
-	// kept until answered, through a crash.
+	// Where several replicas share a Redis, they share the inbox of each
+	// sender's messages (with the record of handled ones) and the sender
+	// lock too; otherwise both are local: the inbox in a file next to the
+	// conversations. Either way a message acknowledged to Meta is kept
+	// until answered, through a crash.
 	if rs, ok := store.(*redis.Store); ok {
-		locker, err := deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log})
-		if err != nil {
+		if wcfg.Locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
 			return err
 		}
-		wcfg.Locker = locker
-		if wcfg.Queue, err = rs.Queue(max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL); err != nil {
+		inboxTTL := max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL
+		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), QueueTTL: inboxTTL}); err != nil {
 			return err
 		}
-		wcfg.Dedup = redisDedup{rs.Dedup()}
 		// While Redis is down the replicas still answer, holding the
 		// messages in memory, rather than refusing every delivery.
 		wcfg.MemoryFallback = true
@@ -110,13 +106,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 	} else {
+		// whatsapp-seen.json held the handled ids before they joined the
+		// inbox file: they are taken in.
 		dir := storeurl.Dir(cfg.mem.store)
-		seen, err := whatsapp.OpenDedupFile(filepath.Join(dir, "whatsapp-seen.json"), &whatsapp.DedupFileOptions{TTL: dedupTTL, Logger: e.log})
-		if err != nil {
-			return err
-		}
-		wcfg.Dedup = seen
-		if wcfg.Queue, err = whatsapp.OpenQueueFile(filepath.Join(dir, "whatsapp-inbox.json"), &whatsapp.QueueFileOptions{Logger: e.log}); err != nil {
+		if wcfg.Inbox, err = delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
+			&delivery.FileOptions{Logger: e.log, Handled: filepath.Join(dir, "whatsapp-seen.json")}); err != nil {
 			return err
 		}
 	}
@@ -240,19 +234,6 @@ func sweep(ctx context.Context, e *env, mem *conversation.Memory) {
 		case <-tick.C:
 		}
 	}
-}
-
-// redisDedup records handled WhatsApp message ids in Redis, shared by all
-// replicas, with SET NX and a TTL.
-type redisDedup struct{ d *redis.Dedup }
-
-func (r redisDedup) Handled(ctx context.Context, id string) (bool, error) {
-	return r.d.Has(ctx, "wamid:"+id)
-}
-
-func (r redisDedup) MarkHandled(ctx context.Context, id string, _ time.Time) error {
-	_, err := r.d.Seen(ctx, "wamid:"+id, dedupTTL)
-	return err
 }
 
 func envOr(e *env, key, def string) string {

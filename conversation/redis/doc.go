@@ -1,7 +1,8 @@
 // Package redis is a [conversation.Store] on Redis, for several replicas of
-// the service that share one memory, and, for now, the WhatsApp inbox's
-// per-sender [Queue] and webhook [Dedup]. The per-sender lock is in
-// delivery/redis, on this store's client ([Store.Client]).
+// the service that share one memory. It holds conversations only; the
+// WhatsApp inbox and the per-sender lock that replicas also share are in
+// delivery/redis, on this store's client ([Store.Client]) and under its
+// prefix ([Store.Prefix]).
 //
 // # Keys
 //
@@ -11,9 +12,8 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //
-// A [Queue]'s list for a key is <prefix>queue:<key> and a [Dedup]'s id
-// <prefix>seen:<id>; they share the store's connections, and so does the
-// sender lock of delivery/redis, <prefix>lock:<key>.
+// delivery/redis puts its keys under the same prefix (lock:, queue:,
+// waiting:, seen:), on the same connections.
 //
 // Both keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that

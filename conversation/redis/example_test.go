@@ -3,7 +3,6 @@ package redis_test
 import (
 	"context"
 	"log"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
@@ -27,22 +26,4 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	_ = history // put in front of the new message
-}
-
-// A webhook delivered twice, to one replica or to two, is handled once.
-func ExampleDedup_Seen() {
-	ctx := context.Background()
-	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-	first, err := store.Dedup().Seen(ctx, "wamid.HBgLMTQxNTU1NTEyMzQVAgASGBQ", 24*time.Hour)
-	if err != nil {
-		log.Print(err) // unknown: handle the message rather than drop it
-	}
-	if err == nil && !first {
-		return // a redelivery
-	}
-	// Handle the message.
 }

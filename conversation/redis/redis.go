@@ -49,9 +49,9 @@ const dialAttempts = 2
 
 // Options configure [Open]. The zero value means the defaults.
 type Options struct {
-	// Prefix is put in front of every key the store, the sender lock and its
-	// [Dedup] use, so that several deployments or tests can share one
-	// database; "" means DefaultPrefix.
+	// Prefix is put in front of every key the store uses (and what
+	// delivery/redis keeps beside it), so that several deployments or
+	// tests can share one database; "" means DefaultPrefix.
 	//
 	// The Store talks to one Redis server, not to a Redis Cluster. Its
 	// scripts use both keys of a conversation, which on a cluster must
