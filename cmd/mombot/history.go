@@ -165,32 +165,10 @@ func errUnknownPhone(phone string) error {
 	return fmt.Errorf("no conversation stored for %s (see mombot history list --full)", phone)
 }
 
-// storedKey returns the key under which the conversation of the number
-// arg is stored: arg normalised the way ask and the webhook store it, so
-// that 14155551234 and "+1 (415) 555-1234" find +14155551234, or arg as
-// written when only that is stored (a key another program wrote, the
-// system sender).
-func storedKey(ctx context.Context, store conversation.Store, arg string) (string, error) {
-	if err := conversation.CheckPhone(arg); err != nil {
-		return "", usagef("%v", err)
-	}
-	norm, err := phone.Normalize(arg)
-	if err != nil || norm == arg {
-		return arg, nil
-	}
-	if _, err := store.Load(ctx, norm); !errors.Is(err, conversation.ErrNotFound) {
-		return norm, nil
-	}
-	if _, err := store.Load(ctx, arg); err == nil {
-		return arg, nil
-	}
-	return norm, nil
-}
-
 func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string, asJSON bool) error {
-	phone, err := storedKey(ctx, mem.Store(), phone)
+	phone, err := mem.Key(ctx, phone)
 	if err != nil {
-		return err
+		return usagef("%v", err)
 	}
 	// Load and Peek, not History: looking at an expired conversation must
 	// not delete it.
@@ -300,9 +278,9 @@ func resultText(content json.RawMessage) string {
 func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
-	phone, err := storedKey(ctx, mem.Store(), phone)
+	phone, err := mem.Key(ctx, phone)
 	if err != nil {
-		return err
+		return usagef("%v", err)
 	}
 	err = mem.Clear(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {

@@ -6,13 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mombot/mombot/assistant"
-	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
@@ -39,7 +37,6 @@ Flags:`
 // Timings of the server's life.
 const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
-	shutdownHTTP    = 10 * time.Second // for requests in flight
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
 	// queueTTL is how long a sender's messages shared by the replicas wait
 	// for one to take them, should every replica stop before it does,
@@ -125,56 +122,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	sweepDone := make(chan struct{})
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(sweepDone)
-		sweep(sweepCtx, e, mem)
-	}()
-	// shutdown is every way out, in one order: stop taking requests (srv
-	// is nil before listening), let the accepted messages be answered
-	// (New already answers what an earlier process left in the inbox),
-	// then stop sweeping; the store closes last, when run returns.
-	shutdown := func(srv *http.Server) error {
-		if srv != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), shutdownHTTP)
-			defer cancel()
-			if err := srv.Shutdown(ctx); err != nil {
-				e.log.Warn("mombot: http shutdown", "err", err)
-			}
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownHandled)
-		defer cancel()
-		err := wa.Shutdown(ctx)
-		stopSweep()
-		<-sweepDone
-		return err
-	}
-
-	ln, err := net.Listen("tcp", *listen)
+	swept := make(chan struct{})
+	go func() { defer close(swept); mem.SweepEvery(sweepCtx, sweepEvery, e.log) }()
+	// The store closes last, when run returns: after the WhatsApp server
+	// has finished the messages in hand and the sweeping has stopped.
+	err = wa.ListenAndServe(ctx, *listen, &whatsapp.ServeOptions{
+		Drain: shutdownHandled,
+		Serving: func(addr net.Addr) {
+			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg)
+		},
+	})
+	stopSweep()
+	<-swept
 	if err != nil {
-		if serr := shutdown(nil); serr != nil {
-			e.log.Warn("mombot: shutdown", "err", serr)
-		}
 		return fmt.Errorf("serve: %w", err)
-	}
-	srv := &http.Server{Handler: wa, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	e.log.Info("mombot: serving", "addr", ln.Addr().String(), "store", storeurl.Kind(cfg.mem.store),
-		"family", len(fc.Family), "whatsapp", wcfg)
-
-	select {
-	case err := <-served:
-		if serr := shutdown(srv); serr != nil {
-			e.log.Warn("mombot: shutdown", "err", serr)
-		}
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	e.log.Info("mombot: shutting down: finishing the messages in hand")
-	if err := shutdown(srv); err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
 	}
 	e.log.Info("mombot: stopped")
 	return nil
@@ -215,25 +177,6 @@ func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, e
 		e.log.Warn("mombot: the configuration names no family members, so no WhatsApp message will be answered")
 	}
 	return c, nil
-}
-
-// sweep deletes expired conversations now and then, so people who never
-// come back do not stay on disk; Redis expires its keys by itself.
-func sweep(ctx context.Context, e *env, mem *conversation.Memory) {
-	tick := time.NewTicker(sweepEvery)
-	defer tick.Stop()
-	for {
-		if n, err := mem.Sweep(ctx); err != nil && ctx.Err() == nil {
-			e.log.Warn("mombot: sweeping expired conversations", "err", err)
-		} else if n > 0 {
-			e.log.Info("mombot: swept expired conversations", "deleted", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
 }
 
 func envOr(e *env, key, def string) string {
