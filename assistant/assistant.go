@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/phone"
@@ -66,28 +67,44 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// FallbackModel is tried once for a message when Model is overloaded
+	// (529), keeps failing with 5xx, does not answer in time, or refuses;
+	// the rest of that message runs on it. "" (or Model itself) means no
+	// fallback.
+	FallbackModel string
+	// RequestTimeout bounds each attempt of an API call; 0 means
+	// DefaultRequestTimeout. See [DefaultRequestTimeout] for the whole
+	// bound on a message's wait.
+	RequestTimeout time.Duration
+	// MessageTimeout bounds the handling of one message once its sender's
+	// turn has come, every API call and tool round included; 0 means
+	// DefaultMessageTimeout.
+	MessageTimeout time.Duration
 }
 
 // Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
-// person that says what to do instead.
+// person that says what to do instead. They are package apology's, so that
+// every caller derives the same sentence from them ([ErrorMessage]).
 var (
 	// ErrEmptyMessage: the message has neither text nor an image.
-	ErrEmptyMessage = errors.New("empty message")
+	ErrEmptyMessage = apology.ErrEmptyMessage
 	// ErrImageType: the image is not JPEG, PNG, GIF or WebP.
-	ErrImageType = errors.New("unsupported image type")
+	ErrImageType = apology.ErrImageType
 	// ErrImageTooLarge: the image is over the API's 5 MB base64 limit.
-	ErrImageTooLarge = errors.New("image too large")
+	ErrImageTooLarge = apology.ErrImageTooLarge
 )
 
-// Replies sent to the person when something goes wrong. They are short and
-// kind and say nothing about the cause; the log has the detail.
+// Replies sent to the person when something goes wrong: [ErrorMessage]'s
+// sentences for the errors of Handle. They are short and kind and say
+// nothing about the cause; the log has the detail.
 const (
-	ReplyAPIFailure   = "Sorry, I can't reach my brain right now. Please try again in a minute."
-	ReplyAPIPartial   = "Sorry, I lost my connection partway through. Some of it may already be done; ask me again and I'll pick up from there."
-	ReplyInternal     = "Sorry, something went wrong on my side. Please try again."
-	ReplyEmpty        = "I didn't get any text. What can I do for you?"
-	ReplyImageType    = "Sorry, I can only look at JPEG, PNG, GIF or WebP pictures. Could you send it as a regular photo?"
-	ReplyImageTooBig  = "Sorry, that picture is too big for me (the limit is about 3.7 MB). Could you send a smaller one?"
+	ReplyAPIFailure   = apology.Unavailable
+	ReplyAPIPartial   = apology.Partial
+	ReplyInternal     = apology.Internal
+	ReplyEmpty        = apology.EmptyMessage
+	ReplyImageType    = apology.ImageType
+	ReplyImageTooBig  = apology.ImageTooLarge
 	ReplyNoAnswer     = "Sorry, I don't have an answer for that."
 	replyCapFormat    = "I had to stop: that needed more than %d steps. What's done is done; tell me what's left and I'll carry on."
 	replyDoneNoAnswer = "Done."
@@ -109,6 +126,12 @@ type Assistant struct {
 	log     *slog.Logger
 	now     func() time.Time
 	prefix  []byte // the request body up to the first message
+
+	reqTimeout time.Duration
+	msgTimeout time.Duration
+	// fallback is this assistant with the fallback model and its own
+	// prefix (the model is in it), or nil.
+	fallback *Assistant
 }
 
 // New returns an assistant that calls the Messages API with client and
@@ -127,6 +150,16 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		return nil, fmt.Errorf("assistant: new: max tokens must not be negative, got %d", o.MaxTokens)
 	case o.MaxToolIterations < 0:
 		return nil, fmt.Errorf("assistant: new: max tool iterations must not be negative, got %d", o.MaxToolIterations)
+	case o.RequestTimeout < 0:
+		return nil, fmt.Errorf("assistant: new: request timeout must not be negative, got %s", o.RequestTimeout)
+	case o.MessageTimeout < 0:
+		return nil, fmt.Errorf("assistant: new: message timeout must not be negative, got %s", o.MessageTimeout)
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MessageTimeout == 0 {
+		o.MessageTimeout = DefaultMessageTimeout
 	}
 	if o.Model == "" {
 		o.Model = DefaultModel
@@ -163,8 +196,17 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		client: client, mem: mem, model: o.Model, maxTok: o.MaxTokens,
 		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
 		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now,
+		reqTimeout: o.RequestTimeout, msgTimeout: o.MessageTimeout,
 	}
 	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+	if fb := strings.TrimSpace(o.FallbackModel); fb != "" && fb != o.Model {
+		// The same assistant but for the model, which is baked into the
+		// prefix: the fallback's requests get a prefix of their own.
+		f := *a
+		f.model = fb
+		f.prefix = renderPrefix(fb, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+		a.fallback = &f
+	}
 	return a, nil
 }
 
@@ -195,6 +237,10 @@ type Reply struct {
 	Usage Usage
 	// ToolRounds is the number of tool rounds run.
 	ToolRounds int
+	// Model is the model that gave the last answer: Options.Model, or
+	// Options.FallbackModel when the message fell back to it; empty when
+	// no API call answered.
+	Model string
 }
 
 // SystemName is what the system sender (conversation.SystemSender) is
@@ -230,27 +276,36 @@ func (a *Assistant) configured(phone string) Person {
 //
 // Reply.Text is always something to send. When err is nil it is the answer
 // (or, when the tool loop hit its cap, a sentence saying so). When err is
-// not nil it is a short, kind sentence, and err says what went wrong: it
-// wraps ErrEmptyMessage, ErrImageType or ErrImageTooLarge for a message
-// refused before any API call, the SDK's *anthropic.Error for an API
-// failure, a context error, or a store error. Handle has already logged the
-// detail, so callers send Reply.Text and need not log err again; they may
-// use it to choose an exit status.
+// not nil it is a short, kind sentence, ErrorMessage(err), and err says
+// what went wrong: it wraps ErrEmptyMessage, ErrImageType or
+// ErrImageTooLarge for a message refused before any API call; for an API
+// failure, the SDK's *anthropic.Error wrapped in the apology sentinel for
+// its kind (apology.ErrOverloaded, ErrRateLimited, ErrUnavailable,
+// ErrPromptTooLong); apology.ErrTimeout when the attempts or the message's
+// deadline ran out; an *apology.RefusalError when the model declined;
+// apology.ErrCutOff for an answer cut off with nothing to send;
+// apology.ErrPartial with any of these after a tool round; the caller's
+// context error; or a store error. Handle has already logged the detail,
+// so callers send Reply.Text and need not log err again; they may use it
+// to choose an exit status.
 //
 // The turn is saved on every path that made an API call and got at least
-// one tool round or a final answer; a message refused before the API, or an
-// API failure before any tool ran, stores nothing.
+// one tool round or a final answer; a message refused before the API, an
+// API failure before any tool ran, or a refusal by the model stores
+// nothing.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
 	log := a.log.With("phone", phone.Mask(in.From))
 	if err := conversation.CheckPhone(in.From); err != nil {
 		log.Warn("assistant: refused message", "err", err)
-		return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+		err = fmt.Errorf("assistant: handle: %w", err)
+		return Reply{Text: ErrorMessage(err)}, err
 	}
-	mediaType, refusal, err := checkMessage(in)
+	mediaType, err := checkMessage(in)
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
-		return Reply{Text: refusal}, fmt.Errorf("assistant: handle: %w", err)
+		err = fmt.Errorf("assistant: handle: %w", err)
+		return Reply{Text: ErrorMessage(err)}, err
 	}
 
 	// The lock is taken before anything slow, such as encoding a photo,
@@ -260,7 +315,8 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		held, unlock, err := delivery.Lock(ctx, a.locker, in.From)
 		if err != nil {
 			log.Warn("assistant: waiting for the sender's previous message", "err", err)
-			return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: lock: %w", err)
+			err = fmt.Errorf("assistant: handle: lock: %w", err)
+			return Reply{Text: ErrorMessage(err)}, err
 		}
 		defer unlock()
 		// A lock shared by replicas may be lost (its holder cut off from
@@ -271,6 +327,11 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		defer cancel(nil)
 		defer context.AfterFunc(held, func() { cancel(context.Cause(held)) })()
 	}
+	// The deadline starts once the sender's turn has come, so that each
+	// message gets the whole of it; the lock is held no longer than it
+	// (and the save after it).
+	ctx, cancel := context.WithTimeoutCause(ctx, a.msgTimeout, errMessageDeadline)
+	defer cancel()
 	sentAt := in.Time
 	if sentAt.IsZero() {
 		sentAt = start
@@ -282,7 +343,8 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		history, err = a.mem.History(ctx, in.From)
 		if err != nil {
 			if ctx.Err() != nil {
-				return Reply{Text: ReplyInternal}, fmt.Errorf("assistant: handle: %w", err)
+				err = fmt.Errorf("assistant: handle: %w", err)
+				return Reply{Text: ErrorMessage(err)}, err
 			}
 			// The store is down (Redis restarting, a full disk): an
 			// answer without memory beats no answer. Saving this turn
@@ -304,8 +366,10 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		"cache_read_input_tokens", t.usage.CacheReadInputTokens,
 		"stored", t.stored,
 		"outcome", t.outcome,
+		"model", t.model,
+		"fallback", t.onFallback,
 		"duration", a.now().Sub(start),
 	)
-	reply.Usage, reply.ToolRounds = t.usage, t.rounds
+	reply.Usage, reply.ToolRounds, reply.Model = t.usage, t.rounds, t.model
 	return reply, err
 }

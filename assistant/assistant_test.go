@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
@@ -274,19 +275,23 @@ func TestAPIFailure(t *testing.T) {
 		name string
 		resp anthropictest.Response
 		code int
+		want string // what the person reads
 	}{
-		{"rate limited", anthropictest.RateLimited(), http.StatusTooManyRequests},
-		{"server error", anthropictest.InternalError(), http.StatusInternalServerError},
-		{"overloaded", anthropictest.Overloaded(), 529},
-		{"invalid request", anthropictest.Fail(http.StatusBadRequest, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), http.StatusBadRequest},
+		{"rate limited", anthropictest.RateLimited(), http.StatusTooManyRequests, apology.RateLimited},
+		{"server error", anthropictest.InternalError(), http.StatusInternalServerError, apology.Unavailable},
+		{"overloaded", anthropictest.Overloaded(), 529, apology.Overloaded},
+		{"prompt too long", anthropictest.PromptTooLong(210000, 200000), http.StatusBadRequest, apology.PromptTooLong},
+		{"request too large", anthropictest.RequestTooLarge(), http.StatusRequestEntityTooLarge, apology.PromptTooLong},
+		{"invalid request", anthropictest.Fail(http.StatusBadRequest, "invalid_request_error", "messages.0.content: Field required"), http.StatusBadRequest, apology.Internal},
+		{"authentication", anthropictest.Fail(http.StatusUnauthorized, "authentication_error", "invalid x-api-key"), http.StatusUnauthorized, apology.Internal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			e.srv.Enqueue(tt.resp)
 			r, err := e.handle(erin, "hello")
-			if r.Text != assistant.ReplyAPIFailure {
-				t.Errorf("reply = %q", r.Text)
+			if r.Text != tt.want || assistant.ErrorMessage(err) != tt.want {
+				t.Errorf("reply = %q, ErrorMessage(err) = %q; want %q", r.Text, assistant.ErrorMessage(err), tt.want)
 			}
 			var apiErr *anthropic.Error
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.code {
@@ -314,8 +319,8 @@ func TestAPIFailureAfterToolRound(t *testing.T) {
 		anthropictest.Overloaded(),
 	)
 	r, err := e.handle(erin, "add milk")
-	if err == nil || r.Text != assistant.ReplyAPIPartial {
-		t.Fatalf("reply %q, err %v", r.Text, err)
+	if want := apology.Overloaded + " Some of what you asked may already be done; ask me what's left."; err == nil || r.Text != want {
+		t.Fatalf("reply %q, err %v; want %q", r.Text, err, want)
 	}
 	h := e.history(erin)
 	if len(h) != 3 || h[2].Role != conversation.RoleUser || toolResults(t, h[2])[0].IsError {

@@ -33,7 +33,25 @@
 // the input {}, since the API refuses any other in a request. When the
 // API fails, the person gets a short, kind reply and the log gets the
 // status, the request id and the error type; the API key is never logged,
-// and phones are logged masked.
+// and phones are logged masked. What the person reads is derived from the
+// error in one place, [ErrorMessage] (package apology), which the WhatsApp
+// server and the commands use too.
+//
+// Every stop_reason the API documents is handled deliberately (see
+// stop.go): a tool call cut off by max_tokens is never run, a refused
+// exchange is never stored or sent again, a paused turn is continued and
+// never stored with a server tool call unanswered, and an unknown
+// stop_reason runs nothing.
+//
+// # Bounded waits and the fallback model
+//
+// Each attempt of an API call gets Options.RequestTimeout, Retry-After is
+// honoured up to [MaxRetryAfter], and each message gets
+// Options.MessageTimeout in all (see [DefaultRequestTimeout] for the whole
+// bound), so a sender's lock is never held unbounded. With
+// Options.FallbackModel, a message the model fails (529, 5xx, timed out)
+// or refuses is tried once on the fallback; [Reply].Model, the log and the
+// stored turn's "model" key say which model answered.
 //
 // # Order
 //

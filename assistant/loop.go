@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/conversation"
 )
 
@@ -32,6 +33,12 @@ type turn struct {
 	usage   Usage
 	stored  bool
 	outcome string
+	model   string // the model of the last response
+
+	onFallback bool // the rest of the message runs on the fallback model
+	paused     bool // the last message is a paused turn's content, to continue
+	pauses     int  // pause_turn continuations asked for
+	cutOffs    int  // cut-off tool calls the model was asked to redo
 }
 
 // toolUse is a tool_use block of a response.
@@ -41,21 +48,76 @@ type toolUse struct {
 }
 
 // run calls the API until it answers without calling a tool, running the
-// tools it calls in between, and saves the turn.
+// tools it calls in between, and saves the turn. What each stop_reason
+// leads to is described in stop.go.
 func (t *turn) run(ctx context.Context) (Reply, error) {
 	for {
-		resp, err := t.a.send(ctx, t.history, t.msgs)
+		api := t.api()
+		resp, err := api.send(ctx, t.history, t.msgs)
 		if err != nil {
+			err = t.sendError(ctx, err)
+			if t.fallBack(ctx, err) {
+				continue
+			}
 			return t.failed(ctx, err)
 		}
 		t.usage.add(resp.usage)
+		t.model = resp.model
 		content, uses, err := assistantContent(resp.content)
 		if err != nil {
 			return t.failed(ctx, fmt.Errorf("response %s: %w", resp.requestID, err))
 		}
-		if content != nil {
-			t.msgs = append(t.msgs, conversation.Message{Role: conversation.RoleAssistant, Content: content})
+		if t.paused {
+			// The continuation of a paused turn completes the assistant
+			// message that was sent back, rather than following it.
+			t.paused = false
+			content = mergeContent(t.msgs[len(t.msgs)-1].Content, content)
+			t.msgs = t.msgs[:len(t.msgs)-1]
 		}
+
+		switch stopOf(resp.stopReason) {
+		case stopRefusal:
+			refusal := &apology.RefusalError{Category: resp.stop.Category, Explanation: resp.stop.Explanation}
+			t.log.Warn("assistant: the model declined; the exchange is not stored and will not be sent again",
+				"model", resp.model, "category", refusal.Category, "request_id", resp.requestID,
+				"tool_rounds_dropped", t.rounds)
+			if t.fallBack(ctx, refusal) {
+				// The refused response is dropped; the fallback model
+				// answers from where the turn was, so that no tool runs
+				// twice.
+				continue
+			}
+			t.outcome = "refusal"
+			return Reply{Text: ErrorMessage(refusal)}, fmt.Errorf("assistant: handle: %w", refusal)
+
+		case stopPause:
+			if content != nil {
+				t.msgs = append(t.msgs, conversation.Message{Role: conversation.RoleAssistant, Content: content})
+				t.paused = true
+			}
+			if t.pauses < maxPauses {
+				t.pauses++
+				continue
+			}
+			t.log.Warn("assistant: the turn was paused more often than allowed; answering with what there is", "pauses", t.pauses)
+			t.outcome = "pause_limit"
+			return t.finish(ctx, t.answer(t.lastContent()))
+
+		case stopCutOff:
+			return t.cutOff(ctx, resp, content, uses)
+
+		case stopUnknown:
+			t.log.Warn("assistant: unknown stop_reason; answering with the text, running no tool",
+				"stop_reason", resp.stopReason, "request_id", resp.requestID)
+			t.appendAssistant(content)
+			if len(uses) > 0 {
+				t.msgs = append(t.msgs, toolResults(uses, notRun(notRunUnknown)))
+			}
+			t.outcome = "unknown_stop_reason"
+			return t.finish(ctx, t.answer(content))
+		}
+
+		t.appendAssistant(content)
 		if len(uses) == 0 {
 			t.outcome = resp.stopReason
 			return t.finish(ctx, t.answer(content))
@@ -63,9 +125,7 @@ func (t *turn) run(ctx context.Context) (Reply, error) {
 		if t.rounds == t.a.maxIter {
 			// The calls are answered, not run: a turn must not end on an
 			// unanswered call, and nobody would hear what they did.
-			t.msgs = append(t.msgs, toolResults(uses, func(toolUse) (string, bool) {
-				return fmt.Sprintf("Not run: the limit of %d tool rounds for one message was reached.", t.a.maxIter), true
-			}))
+			t.msgs = append(t.msgs, toolResults(uses, notRun(fmt.Sprintf("Not run: the limit of %d tool rounds for one message was reached.", t.a.maxIter))))
 			t.outcome = "tool_limit"
 			t.log.Warn("assistant: tool round limit reached", "limit", t.a.maxIter)
 			return t.finish(ctx, fmt.Sprintf(replyCapFormat, t.a.maxIter))
@@ -73,6 +133,112 @@ func (t *turn) run(ctx context.Context) (Reply, error) {
 		t.msgs = append(t.msgs, t.runTools(ctx, uses))
 		t.rounds++
 	}
+}
+
+// cutOff handles a response that max_tokens or the context window cut off
+// before it was complete. Its tool calls are never run: each is answered
+// "not run", which keeps the stored turn valid, and, the first time and
+// for max_tokens only, the model is asked again, since it can redo the
+// call with less (it reads why). Otherwise the person gets the text that
+// was written, marked as cut short, and can say "go on": the partial
+// answer is stored, so the model sees where it stopped. Asking again with
+// a larger max_tokens is not done: a reply read on a phone that needs more
+// than Options.MaxTokens is better continued on request than waited for.
+func (t *turn) cutOff(ctx context.Context, resp response, content json.RawMessage, uses []toolUse) (Reply, error) {
+	t.appendAssistant(content)
+	t.log.Warn("assistant: the response was cut off", "stop_reason", resp.stopReason,
+		"request_id", resp.requestID, "output_tokens", resp.usage.OutputTokens, "tool_calls_not_run", len(uses))
+	if len(uses) > 0 {
+		t.msgs = append(t.msgs, toolResults(uses, notRun(notRunCutOff)))
+		if resp.stopReason == "max_tokens" && t.cutOffs < maxCutOffRetries && t.rounds < t.a.maxIter {
+			t.cutOffs++
+			t.rounds++
+			return t.run(ctx)
+		}
+		t.outcome = "cut_off"
+		err := fmt.Errorf("assistant: handle: %w: %s", apology.ErrCutOff, resp.stopReason)
+		if serr := t.save(ctx); serr != nil {
+			return Reply{Text: ErrorMessage(err)}, errors.Join(err, serr)
+		}
+		return Reply{Text: ErrorMessage(err)}, err
+	}
+	t.outcome = "cut_off"
+	text := ""
+	if content != nil {
+		text = strings.TrimSpace(conversation.Message{Role: conversation.RoleAssistant, Content: content}.Text())
+	}
+	if text == "" {
+		err := fmt.Errorf("assistant: handle: %w: %s", apology.ErrCutOff, resp.stopReason)
+		if serr := t.save(ctx); serr != nil {
+			return Reply{Text: ErrorMessage(err)}, errors.Join(err, serr)
+		}
+		return Reply{Text: ErrorMessage(err)}, err
+	}
+	return t.finish(ctx, text+"\n\n"+apology.CutOffNote)
+}
+
+// appendAssistant appends the assistant message with content, unless
+// content is nil.
+func (t *turn) appendAssistant(content json.RawMessage) {
+	if content != nil {
+		t.msgs = append(t.msgs, conversation.Message{Role: conversation.RoleAssistant, Content: content})
+	}
+}
+
+// lastContent returns the content of the turn's last message if it is the
+// assistant's, and nil otherwise.
+func (t *turn) lastContent() json.RawMessage {
+	if last := t.msgs[len(t.msgs)-1]; last.Role == conversation.RoleAssistant {
+		return last.Content
+	}
+	return nil
+}
+
+// notRun returns a tool result function that answers every call with
+// text, as an error.
+func notRun(text string) func(toolUse) (string, bool) {
+	return func(toolUse) (string, bool) { return text, true }
+}
+
+// api returns the assistant whose model the turn talks to: the primary,
+// or the fallback once the turn fell back to it.
+func (t *turn) api() *Assistant {
+	if t.onFallback {
+		return t.a.fallback
+	}
+	return t.a
+}
+
+// sendError returns the error of a failed API call as the apology
+// sentinel for its kind, wrapping it: the message's deadline and attempts
+// that all timed out are ErrTimeout; a cancellation by the caller is left
+// as it is.
+func (t *turn) sendError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(context.Cause(ctx), errMessageDeadline):
+		return fmt.Errorf("%w: %w after %s: %w", apology.ErrTimeout, errMessageDeadline, t.a.msgTimeout, err)
+	case ctx.Err() != nil:
+		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w: each attempt timed out after %s: %w", apology.ErrTimeout, t.a.reqTimeout, err)
+	}
+	return apiError(err)
+}
+
+// fallBack reports whether the turn goes on on the fallback model after
+// err: only once per message, only with a fallback configured and time
+// left, and only for a failure the other model may not share (overloaded,
+// 5xx, timeouts) or a refusal.
+func (t *turn) fallBack(ctx context.Context, err error) bool {
+	if t.a.fallback == nil || t.onFallback || ctx.Err() != nil {
+		return false
+	}
+	if !fallbackWorthy(err) && !errors.Is(err, apology.ErrRefused) {
+		return false
+	}
+	t.onFallback = true
+	t.log.Warn("assistant: trying the fallback model", "from", t.a.model, "to", t.a.fallback.model, "reason", err)
+	return true
 }
 
 // answer returns the text to send for the final assistant content.
@@ -212,14 +378,15 @@ func (t *turn) failed(ctx context.Context, err error) (Reply, error) {
 	}
 	t.log.Error("assistant: messages API call failed", attrs...)
 	t.outcome = "api_error"
-	err = fmt.Errorf("assistant: handle: %w", err)
 	if t.rounds == 0 {
-		return Reply{Text: ReplyAPIFailure}, err
+		err = fmt.Errorf("assistant: handle: %w", err)
+		return Reply{Text: ErrorMessage(err)}, err
 	}
+	err = fmt.Errorf("assistant: handle: %w: %w", apology.ErrPartial, err)
 	if serr := t.save(ctx); serr != nil {
-		return Reply{Text: ReplyAPIPartial}, errors.Join(err, serr)
+		return Reply{Text: ErrorMessage(err)}, errors.Join(err, serr)
 	}
-	return Reply{Text: ReplyAPIPartial}, err
+	return Reply{Text: ErrorMessage(err)}, err
 }
 
 // finish saves the turn and returns text as the reply.
@@ -230,6 +397,17 @@ func (t *turn) finish(ctx context.Context, text string) (Reply, error) {
 		return Reply{Text: text}, err
 	}
 	return Reply{Text: text}, nil
+}
+
+// storable returns the turn's messages as they may be stored: without
+// the server tool calls nothing in the turn answers, which a paused turn
+// that ran out of continuations, or failed, can leave.
+func (t *turn) storable() []conversation.Message {
+	msgs, dropped := withoutUnansweredServerTools(t.msgs)
+	if dropped > 0 {
+		t.log.Warn("assistant: unanswered server tool calls are not stored", "calls", dropped)
+	}
+	return msgs
 }
 
 // save stores the turn with its usage, even if ctx has ended. The system
@@ -244,7 +422,13 @@ func (t *turn) save(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("assistant: save turn: %w", err)
 	}
-	turn := conversation.Turn{Messages: t.msgs, Extra: map[string]json.RawMessage{"usage": usage}}
+	extra := map[string]json.RawMessage{"usage": usage}
+	if t.model != "" {
+		// Which model answered, next to the usage it cost: the fallback's
+		// turns are told apart from the primary's.
+		extra["model"] = quote(t.model)
+	}
+	turn := conversation.Turn{Messages: t.storable(), Extra: extra}
 	if err := t.a.mem.Save(ctx, t.in.From, turn); err != nil {
 		t.log.Error("assistant: save turn", "err", err)
 		return fmt.Errorf("assistant: handle: %w", err)

@@ -26,22 +26,23 @@ const timeLayout = "Mon 2 Jan 2006 15:04 MST"
 
 // checkMessage refuses what cannot be sent: a message with neither text
 // nor an image, or an image the API would reject. It returns the image's
-// media type, or the reply and error refusing the message. It is cheap,
-// so it runs before the sender's turn has come.
-func checkMessage(in Inbound) (mediaType, refusal string, err error) {
+// media type, or the error refusing the message, from which ErrorMessage
+// derives what to do instead. It is cheap, so it runs before the sender's
+// turn has come.
+func checkMessage(in Inbound) (mediaType string, err error) {
 	if strings.TrimSpace(in.Text) == "" && len(in.Image) == 0 {
-		return "", ReplyEmpty, ErrEmptyMessage
+		return "", ErrEmptyMessage
 	}
 	if len(in.Image) == 0 {
-		return "", "", nil
+		return "", nil
 	}
 	if mediaType, err = imageType(in.Image, in.ImageType); err != nil {
-		return "", ReplyImageType, err
+		return "", err
 	}
 	if n := base64.StdEncoding.EncodedLen(len(in.Image)); n > MaxImageBase64 {
-		return "", ReplyImageTooBig, fmt.Errorf("%w: %d bytes of base64, the limit is %d", ErrImageTooLarge, n, MaxImageBase64)
+		return "", fmt.Errorf("%w: %d bytes of base64, the limit is %d", ErrImageTooLarge, n, MaxImageBase64)
 	}
-	return mediaType, "", nil
+	return mediaType, nil
 }
 
 // userMessage returns the Messages API user message for in, which

@@ -102,8 +102,17 @@ func (a *Assistant) body(history, msgs []conversation.Message) ([]byte, error) {
 type response struct {
 	content    json.RawMessage // the "content" array, compacted, otherwise as sent
 	stopReason string
+	stop       stopDetails
+	model      string // the model that answered, as the API names it
 	usage      Usage
 	requestID  string
+}
+
+// stopDetails is a response's "stop_details": for a refusal, the policy
+// category and an explanation a person may read, either of them null.
+type stopDetails struct {
+	Category    string `json:"category"`
+	Explanation string `json:"explanation"`
 }
 
 // send makes one Messages API call.
@@ -118,14 +127,18 @@ func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Messa
 	var httpResp *http.Response
 	msg, err := a.client.Messages.New(ctx, params,
 		option.WithRequestBody("application/json", body),
-		option.WithResponseInto(&httpResp))
+		option.WithResponseInto(&httpResp),
+		option.WithRequestTimeout(a.reqTimeout),
+		option.WithMiddleware(a.capRetryAfter))
 	if err != nil {
 		return response{}, err
 	}
 	var r struct {
-		Content    json.RawMessage `json:"content"`
-		StopReason string          `json:"stop_reason"`
-		Usage      Usage           `json:"usage"`
+		Content     json.RawMessage `json:"content"`
+		StopReason  string          `json:"stop_reason"`
+		StopDetails *stopDetails    `json:"stop_details"`
+		Model       string          `json:"model"`
+		Usage       Usage           `json:"usage"`
 	}
 	if err := json.Unmarshal([]byte(msg.RawJSON()), &r); err != nil {
 		return response{}, fmt.Errorf("decode response: %w", err)
@@ -136,7 +149,13 @@ func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Messa
 			return response{}, fmt.Errorf("decode response content: %w", err)
 		}
 	}
-	out := response{content: content.Bytes(), stopReason: r.StopReason, usage: r.Usage}
+	out := response{content: content.Bytes(), stopReason: r.StopReason, model: r.Model, usage: r.Usage}
+	if r.StopDetails != nil {
+		out.stop = *r.StopDetails
+	}
+	if out.model == "" {
+		out.model = a.model
+	}
 	out.usage.Calls = 1
 	if httpResp != nil {
 		out.requestID = httpResp.Header.Get("request-id")

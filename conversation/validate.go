@@ -31,6 +31,17 @@ var ErrInvalidTurn = errors.New("invalid turn")
 //     tool_result blocks come first;
 //   - no tool_result answers a call that the previous message did not make;
 //   - tool_use ids are unique, and the turn does not end on an unanswered call;
+//   - server tool calls (server_tool_use, mcp_tool_use: tools the API runs
+//     itself) are in assistant messages, have an id, unique in the turn,
+//     and are each answered by one result block of a server tool (such as
+//     web_search_tool_result) with that tool_use_id, after the call, in
+//     the same assistant message or, when the call was made alongside a
+//     client tool_use, in a later assistant message of the turn, since
+//     the API runs it once the client's results are sent
+//     (https://platform.claude.com/docs/en/agents-and-tools/tool-use/server-tools);
+//     no such result answers anything else, and no call is left
+//     unanswered, so a turn paused by the API (stop_reason "pause_turn")
+//     can never be stored half done;
 //   - the JSON is valid UTF-8.
 //
 // The error wraps [ErrInvalidTurn] and names the message at fault.
@@ -42,7 +53,8 @@ func ValidateTurn(msgs []Message) error {
 		return fmt.Errorf("%w: messages.0: the first message must use the \"user\" role, not %q", ErrInvalidTurn, msgs[0].Role)
 	}
 	seen := map[string]bool{}
-	var pending []string // tool_use ids the previous message left to answer
+	var pending []string     // tool_use ids the previous message left to answer
+	var serverCalls []string // server tool calls not answered yet, in order
 	for i, m := range msgs {
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("%w: messages.%d: %s", ErrInvalidTurn, i, fmt.Sprintf(format, args...))
@@ -102,6 +114,30 @@ func ValidateTurn(msgs []Message) error {
 					return bad("content.%d.content%s", j, err)
 				}
 				results = append(results, b.ToolUseID)
+			default:
+				switch {
+				case IsServerToolUse(b.Type):
+					if m.Role != RoleAssistant {
+						return bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
+					}
+					if b.ID == "" {
+						return bad("content.%d: %s needs an id", j, b.Type)
+					}
+					if seen[b.ID] {
+						return bad("content.%d: tool use ids must be unique: %s", j, b.ID)
+					}
+					seen[b.ID] = true
+					serverCalls = append(serverCalls, b.ID)
+				case IsServerToolResult(b.Type):
+					if m.Role != RoleAssistant {
+						return bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
+					}
+					k := slices.Index(serverCalls, b.ToolUseID)
+					if k < 0 {
+						return bad("content.%d: %s answers %q, which no server tool call before it in this turn made and left unanswered", j, b.Type, b.ToolUseID)
+					}
+					serverCalls = slices.Delete(serverCalls, k, k+1)
+				}
 			}
 			if b.Type != "tool_result" {
 				resultsDone = true
@@ -125,7 +161,25 @@ func ValidateTurn(msgs []Message) error {
 		return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
 			ErrInvalidTurn, len(msgs)-1, strings.Join(pending, ", "))
 	}
+	if len(serverCalls) > 0 {
+		return fmt.Errorf("%w: server tool calls without a result in the turn: %s. A turn must not end on an unanswered server tool call (a turn paused by the API is continued before it is stored).",
+			ErrInvalidTurn, strings.Join(serverCalls, ", "))
+	}
 	return nil
+}
+
+// IsServerToolUse reports whether a content block type is a call of a
+// tool the API runs itself: "server_tool_use" or "mcp_tool_use".
+func IsServerToolUse(blockType string) bool {
+	return blockType == "server_tool_use" || blockType == "mcp_tool_use"
+}
+
+// IsServerToolResult reports whether a content block type is the result
+// of a tool the API runs itself, such as "web_search_tool_result",
+// "code_execution_tool_result" or "mcp_tool_result": a type ending in
+// "_tool_result" other than a client's "tool_result".
+func IsServerToolResult(blockType string) bool {
+	return blockType != "tool_result" && strings.HasSuffix(blockType, "_tool_result")
 }
 
 // isObject reports whether raw is a JSON object.

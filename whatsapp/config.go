@@ -55,8 +55,9 @@ type Inbound struct {
 // concurrently, so implementations must be safe for concurrent use. ctx is
 // cancelled when a shutdown runs out of time, and when the sender's
 // lock is lost (the next holder answers the message). ctx carries the
-// sender's lock (see [delivery.HeldLock]), held by the server throughout. On error the server logs it
-// and sends the sender a short apology; the error text is never shown to
+// sender's lock (see [delivery.HeldLock]), held by the server throughout.
+// On error the server logs it and sends the sender apology.Message(err);
+// the error text is never shown to
 // them.
 type Responder interface {
 	Respond(ctx context.Context, msg Inbound) (reply string, err error)

@@ -16,16 +16,18 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/phone"
 )
 
-// What the sender sees when the assistant cannot help. The details go to
-// the log only.
-const (
-	unsupportedReply = "Sorry, I can only read text messages and photos for now. Please send me your question as text or a photo."
-	photoFailedReply = "Sorry, I couldn't open that photo. Could you send it again?"
-	failedReply      = "Sorry, something went wrong on my side. Please try again in a moment."
+// What the sender sees when the assistant cannot help: package apology's
+// sentences, so that every apology is chosen in one place. The details go
+// to the log only.
+var (
+	unsupportedReply = apology.Message(apology.ErrUnsupported)
+	photoFailedReply = apology.Message(apology.ErrMedia)
+	failedReply      = apology.Internal
 )
 
 // Server is the webhook [http.Handler] and the processing behind it. It
@@ -389,7 +391,7 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	reply, err := s.cfg.Responder.Respond(ctx, in)
 	if err != nil {
 		log.Error("whatsapp: responder failed", "err", err)
-		return failedReply
+		return apology.Message(err)
 	}
 	log.Info("whatsapp: message answered", "took", s.cfg.Now().Sub(start), "reply_chars", len([]rune(reply)))
 	return reply

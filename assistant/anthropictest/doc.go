@@ -19,7 +19,12 @@
 //
 // Responses are scripted with [Server.Enqueue] or computed by a
 // [Server.Respond] function; both can return errors such as 429, 500 or 529
-// with a request-id header. A response that scripts no usage gets an
+// with a request-id header and a Retry-After, every stop_reason the API
+// documents ([Refusal] with its stop_details, [CutOff], [Paused] with
+// server tool blocks, [ContextWindowExceeded]), or [Hang], a request never
+// answered. [Cassette] replays response bodies recorded from the real API
+// (the SDK's cassettes), so that tests are pinned to the real shapes and
+// not only to the fake's. A response that scripts no usage gets an
 // estimate (4 bytes to a token) that models the prompt cache: a request
 // without cache_control reads and writes nothing; otherwise it reads the
 // longest prefix an earlier request wrote at one of its breakpoints (the

@@ -23,6 +23,16 @@ type Response struct {
 	Error *Error
 	// Header holds extra response headers, such as retry-after.
 	Header http.Header
+	// StopDetails is the message's stop_details, as JSON; nil means null.
+	StopDetails json.RawMessage
+	// Raw, when set, is sent as the whole response body, as it is: a
+	// recorded response of the real API (see [Cassette]). Content,
+	// StopReason, StopDetails and Usage are then ignored.
+	Raw json.RawMessage
+	// Hang makes the fake never answer the request: it waits until the
+	// client gives up (a timeout, a cancelled context) or the server
+	// closes.
+	Hang bool
 }
 
 // Usage is the usage object of a response.
@@ -119,6 +129,13 @@ func (r Response) render(reqID, model, msgID string) (int, []byte) {
 	if r.Error != nil {
 		return r.Error.Status, errorBody(r.Error.Type, r.Error.Message, reqID)
 	}
+	if r.Raw != nil {
+		return http.StatusOK, r.Raw
+	}
+	details := r.StopDetails
+	if details == nil {
+		details = json.RawMessage("null")
+	}
 	stop := r.StopReason
 	if stop == "" {
 		stop = "end_turn"
@@ -144,6 +161,7 @@ func (r Response) render(reqID, model, msgID string) (int, []byte) {
 		"model":         model,
 		"content":       content,
 		"stop_reason":   stop,
+		"stop_details":  details,
 		"stop_sequence": nil,
 		"usage":         usage,
 	})

@@ -49,7 +49,8 @@ type Server struct {
 	// URL is the base URL of the server, to pass to option.WithBaseURL.
 	URL string
 
-	srv *httptest.Server
+	srv    *httptest.Server
+	closed chan struct{} // closed when the test ends, to release hung requests
 
 	mu       sync.Mutex
 	key      string
@@ -62,10 +63,11 @@ type Server struct {
 // NewServer starts a fake Messages API and stops it when t's test ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: APIKey}
+	s := &Server{key: APIKey, closed: make(chan struct{})}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
+	t.Cleanup(func() { close(s.closed) }) // runs first: Close waits for hung requests
 	return s
 }
 
@@ -178,6 +180,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		resp = respond(rec)
+	}
+	if resp.Hang {
+		s.record(rec) // Status 0: never answered
+		select {
+		case <-r.Context().Done():
+		case <-s.closed:
+		}
+		return
 	}
 
 	for k, vs := range resp.Header {

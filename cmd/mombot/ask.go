@@ -11,6 +11,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
@@ -78,7 +79,11 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	}
 	opts := assistant.Options{
 		Model: fc.Model, MaxTokens: fc.MaxTokens, MaxToolIterations: fc.MaxToolIterations,
-		Family: map[string]assistant.Person{}, Logger: e.log,
+		FallbackModel: fc.FallbackModel,
+		Family:        map[string]assistant.Person{}, Logger: e.log,
+	}
+	if opts.RequestTimeout, err = fc.requestTimeout(); err != nil {
+		return nil, nil, nil, err
 	}
 	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
 		return nil, nil, nil, err
@@ -101,7 +106,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		return nil, nil, nil, err
 	}
 
-	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key)}
+	// Two retries (the SDK's default, written out because the bound on a
+	// message's wait counts them: see assistant.DefaultRequestTimeout).
+	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key), option.WithMaxRetries(apiRetries)}
 	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
 		clientOpts = append(clientOpts, option.WithBaseURL(base))
 	}
@@ -116,6 +123,10 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	}
 	return a, mem, store, nil
 }
+
+// apiRetries is how many times an API call is retried after a failure
+// the API says may be retried (429, 5xx, 529, a timed-out attempt).
+const apiRetries = 2
 
 const askUsage = `Usage: mombot ask --from PHONE [--image FILE] [flags] MESSAGE
 
@@ -167,6 +178,7 @@ var (
 	errAskRefused     = errors.New("ask: message refused")
 	errAskFailed      = errors.New("ask: failed; the log above has the detail")
 	errAskInterrupted = errors.New("ask: interrupted")
+	errAskTimedOut    = errors.New("ask: gave up waiting for Claude; the log above has the detail")
 )
 
 // askError returns the short error standing for Handle's err.
@@ -178,6 +190,8 @@ func askError(ctx context.Context, err error) error {
 		return errAskInterrupted
 	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge):
 		return errAskRefused
+	case errors.Is(err, apology.ErrTimeout):
+		return errAskTimedOut
 	}
 	return errAskFailed
 }

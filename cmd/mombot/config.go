@@ -27,6 +27,12 @@ type fileConfig struct {
 	Model             string `json:"model"`
 	MaxTokens         int    `json:"max_tokens"`
 	MaxToolIterations int    `json:"max_tool_iterations"`
+	// FallbackModel is tried once for a message the model fails
+	// (overloaded, 5xx, timed out) or refuses; empty means none.
+	FallbackModel string `json:"fallback_model"`
+	// RequestTimeout bounds each attempt of an API call, as a duration
+	// ("30s"); empty means assistant.DefaultRequestTimeout.
+	RequestTimeout string `json:"request_timeout"`
 	// SystemPromptFile replaces the built-in system prompt; a relative
 	// path is relative to the configuration file.
 	SystemPromptFile string `json:"system_prompt_file"`
@@ -98,6 +104,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		}
 	}
 	c.Family = family
+	if _, err := c.requestTimeout(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	if c.WhatsApp.MaxAge != "" {
 		d, err := time.ParseDuration(c.WhatsApp.MaxAge)
 		if err != nil {
@@ -110,6 +119,23 @@ func loadConfig(path string) (*fileConfig, error) {
 		}
 	}
 	return &c, nil
+}
+
+// requestTimeout returns request_timeout, or 0 for the default.
+func (c *fileConfig) requestTimeout() (time.Duration, error) {
+	if c.RequestTimeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(c.RequestTimeout)
+	if err != nil {
+		return 0, fmt.Errorf("request_timeout: %w", err)
+	}
+	// Zero would mean the default, so "0" would quietly wait two minutes
+	// an attempt; make the mistake visible.
+	if d <= 0 {
+		return 0, fmt.Errorf("request_timeout must be a positive duration such as \"30s\", got %q", c.RequestTimeout)
+	}
+	return d, nil
 }
 
 // location returns the zone named tz; empty means the family's, or the

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeConfig(t *testing.T, body string) string {
@@ -27,6 +28,8 @@ func TestLoadConfig(t *testing.T) {
     "+1 (415) 555-5678": {"name": "Jason", "timezone": "Europe/Paris"}
   },
   "system_prompt_file": "prompt.txt",
+  "request_timeout": "45s",
+  "fallback_model": "claude-haiku-4-5",
   "whatsapp": {"phone_number_id": "123", "max_age": "12h"}
 }`), 0o600)
 	c, err := loadConfig(path)
@@ -38,6 +41,9 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if loc, _ := c.location(c.Family["+14155555678"].Timezone); loc.String() != "Europe/Paris" {
 		t.Errorf("Jason's zone = %v", loc)
+	}
+	if d, err := c.requestTimeout(); err != nil || d != 45*time.Second || c.FallbackModel != "claude-haiku-4-5" {
+		t.Errorf("request timeout %v (%v), fallback %q", d, err, c.FallbackModel)
 	}
 	if p, err := c.systemPrompt(); err != nil || !strings.Contains(p, "Smith") {
 		t.Errorf("system prompt = %q, %v", p, err)
@@ -60,6 +66,11 @@ func TestLoadConfigErrors(t *testing.T) {
 		`{"whatsapp": {"max_age": "0s"}}`:                                               "must be a positive duration",
 		`{"whatsapp": {"max_age": "-1h"}}`:                                              `got "-1h"`,
 		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    "cannot unmarshal",
+		`{"request_timeout": "soon"}`:                                                   "request_timeout",
+		`{"request_timeout": "0s"}`:                                                     `request_timeout must be a positive duration such as "30s", got "0s"`,
+		`{"request_timeout": "-2s"}`:                                                    "must be a positive duration",
+		`{"request_timeout": 2}`:                                                        "cannot unmarshal",
+		`{"fallback": "claude-haiku-4-5"}`:                                              `unknown field "fallback"`,
 	}
 	for body, want := range tests {
 		_, err := loadConfig(writeConfig(t, body))
