@@ -21,7 +21,10 @@ import (
 // those handled in the last [HandledFor].
 //
 //	{"queues": {"+16505551234": [{"id": "wamid.HBgL...", "key": "+16505551234", "body": {...}}]},
-//	 "handled": {"wamid.HBgL...": "2026-02-24T10:35:00Z"}}
+//	 "handled": {"wamid.HBgL...": 1771929300}}
+//
+// A handled id's value is when it was handled, in Unix seconds: a week of
+// a family's ids stays a few tens of kilobytes, written with every change.
 //
 // Every Push and Done rewrites the file atomically (a temporary file in the
 // same folder, fsync, rename, fsync of the folder; mode 0600) before it
@@ -62,7 +65,7 @@ type FileOptions struct {
 
 type fileJSON struct {
 	Queues  map[string][]json.RawMessage `json:"queues"`
-	Handled map[string]time.Time         `json:"handled,omitempty"`
+	Handled map[string]int64             `json:"handled,omitempty"`
 }
 
 // OpenFile loads the inbox kept at path, a missing file being an empty
@@ -88,8 +91,8 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 		return nil, fmt.Errorf("delivery: open inbox file: %w", err)
 	}
 	cutoff := o.Now().Add(-HandledFor)
-	for id, at := range data.Handled {
-		if id != "" && at.After(cutoff) {
+	for id, sec := range data.Handled {
+		if at := time.Unix(sec, 0).UTC(); id != "" && at.After(cutoff) {
 			f.handled[id] = at
 		}
 	}
@@ -281,7 +284,11 @@ func (f *File) save() error {
 		// Messages are stored as given: escaping them anew would change
 		// their bytes.
 		enc.SetEscapeHTML(false)
-		return enc.Encode(fileJSON{Queues: f.queues, Handled: f.handled})
+		handled := make(map[string]int64, len(f.handled))
+		for id, at := range f.handled {
+			handled[id] = at.Unix()
+		}
+		return enc.Encode(fileJSON{Queues: f.queues, Handled: handled})
 	})
 	if err == nil && f.legacy != "" {
 		if os.Remove(f.legacy) == nil || !fileExists(f.legacy) {

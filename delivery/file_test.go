@@ -103,7 +103,7 @@ func TestFileHandledExpires(t *testing.T) {
 	set(t0.Add(delivery.HandledFor + time.Hour))
 	deliverytest.Push(t, f, deliverytest.Msg("+3", "wamid.B")) // without reopening
 	data, _ := os.ReadFile(path)
-	var onDisk struct{ Handled map[string]time.Time }
+	var onDisk struct{ Handled map[string]int64 }
 	if err := jsonUnmarshal(data, &onDisk); err != nil {
 		t.Fatal(err)
 	}
