@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -184,7 +182,12 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		if err != nil {
 			return err
 		}
-		return writeMessages(w, msgs)
+		data, err := conversation.MarshalMessages(msgs)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", data)
+		return err
 	}
 	expired := mem.Expired(c.LastActive)
 	state := "active"
@@ -195,7 +198,7 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
-		writeTranscript(w, t.Messages)
+		conversation.WriteTranscript(w, t.Messages)
 	}
 	return nil
 }
@@ -208,74 +211,6 @@ func formatLastActive(t time.Time) string {
 	}
 	return t.Local().Format(time.DateTime)
 }
-
-// writeMessages prints msgs as one line of JSON, exactly the bytes of the
-// "messages" array a request would carry (see conversation.Message's
-// MarshalJSON): the stored bytes, without HTML escaping or indentation.
-func writeMessages(w io.Writer, msgs []conversation.Message) error {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, m := range msgs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		mb, err := m.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		b.Write(mb)
-	}
-	b.WriteString("]\n")
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// writeTranscript prints messages for a person to read: who said what, each
-// tool call with its input, and each result.
-func writeTranscript(w io.Writer, msgs []conversation.Message) {
-	for _, m := range msgs {
-		blocks, err := m.Blocks()
-		if err != nil {
-			fmt.Fprintf(w, "%s: (unreadable content: %v)\n", m.Role, err)
-			continue
-		}
-		for _, b := range blocks {
-			switch b.Type {
-			case "text":
-				fmt.Fprintf(w, "%s: %s\n", m.Role, indentLines(b.Text))
-			case "tool_use":
-				fmt.Fprintf(w, "  -> tool %s %s\n", b.Name, b.Input)
-			case "tool_result":
-				label := "result"
-				if b.IsError {
-					label = "error"
-				}
-				fmt.Fprintf(w, "  <- %s: %s\n", label, indentLines(resultText(b.Content)))
-			case "image":
-				fmt.Fprintf(w, "%s: [image]\n", m.Role)
-			case "thinking", "redacted_thinking":
-				fmt.Fprintf(w, "  (%s)\n", b.Type)
-			default:
-				fmt.Fprintf(w, "  [%s block]\n", b.Type)
-			}
-		}
-	}
-}
-
-// resultText is the readable part of a tool_result's content: the string,
-// or the text of its blocks.
-func resultText(content json.RawMessage) string {
-	if len(content) == 0 {
-		return "(empty)"
-	}
-	m := conversation.Message{Role: conversation.RoleUser, Content: content}
-	if t := m.Text(); t != "" {
-		return t
-	}
-	return string(content)
-}
-
-func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
 	phone, err := mem.Key(ctx, phone)
