@@ -7,30 +7,34 @@
 //
 // # A message's life
 //
-//	POST /webhook (whatsapp.Server: signature, family, kind)
+//	POST /webhook   whatsapp.Server: signature, business number, family, kind
 //	   │
 //	   ▼
-//	received ──Accept──► Inbox.Push ──ErrDuplicate (waiting, or handled in the last 7 days)──► dropped, 200
-//	   │                    │
-//	   │ Push failed:       │ kept: 200 to Meta
-//	   │ 503, or memory     ▼
-//	   │ (MemoryFallback)  queued ◄────────────── next pass (every minute), next start, another replica
-//	   │                    │                                ▲
-//	   └─► held in memory ──┤ drain: sender's Locker lock,   │ lock lost, shutdown,
-//	                        │ Peek the head                  │ Inbox failed
-//	                        ▼                                │
-//	                    answering ── Handler.Answer ─────────┤ (nothing kept)
-//	                        │   ErrSkip (too old, unreadable)─────────────┐
-//	                        ▼                                             │
-//	                   reply in hand ── Handler.Send ── ErrTemporary ─────┤ (the rest kept in the
-//	                        │         (kept in process: not asked again)  │  process for a later pass)
-//	                        ▼                                             │
-//	                      sent ◄─────────────────────────────────────────-┘
-//	                        │  Inbox.Done: ONE atomic write (File: one rewrite;
-//	                        │  Redis: one script) removes the message from the
-//	                        │  queue and records its id as handled for HandledFor
-//	                        ▼
-//	                      done
+//	received ── Pipeline.Accept ── Inbox.Push ─┬─ ErrDuplicate (waiting, or handled in
+//	   │                                       │  the last 7 days): skipped, 200
+//	   │                                       ├─ failed: 503, Meta delivers it again;
+//	   │                                       │  or with MemoryFallback held in memory, 200
+//	   │                                       └─ kept: 200
+//	   ▼
+//	queued ◄── a drain: at once, at each pass (every minute), at the next start,
+//	   │       or in another replica; it holds the sender's Locker lock and
+//	   │       takes the head of the sender's queue (Peek)
+//	   ▼
+//	answering ── Handler.Answer, ctx carrying the lock ── ErrSkip (too old,
+//	   │         lock lost or shutdown: stays queued       unreadable) ──────┐
+//	   ▼                                                                    │
+//	reply in hand ── Handler.Send ── ErrTemporary: the rest is kept in the  │
+//	   │             process and sent at a later pass, not asked again;     │
+//	   │             lock lost before sending: kept so, stays queued;       │
+//	   │             refused for good: logged, done with                    │
+//	   ▼                                                                    │
+//	sent ◄──────────────────────────────────────────────────────────────────┘
+//	   │  Inbox.Done: ONE atomic write (File: one rewrite; Redis: one script)
+//	   │  removes the message from its queue and records its id for
+//	   │  HandledFor. Done failed: the process remembers it as sent, does not
+//	   │  answer it again, and does Done again at the next pass.
+//	   ▼
+//	done
 //
 // Only "queued" and "done" are durable. "answering", "reply in hand" and
 // "sent" live in the process: a reply in hand is sent at a later pass
