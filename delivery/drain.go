@@ -108,6 +108,11 @@ func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Mes
 	case st.phase == phaseSent:
 		log.Info("delivery: message answered already; recording it, not answering it again")
 		return p.done(log, q, m)
+	case p.mem.Handled(m.ID):
+		// A push that timed out had kept it after all, and this process
+		// answered the other copy, the one in memory or the Inbox's.
+		log.Info("delivery: message answered already from another copy; recording it, not answering it again")
+		return p.done(log, q, m)
 	case st.phase == phaseAnswered && st.pass != 0 && st.pass == p.pass.Load():
 		// Its send failed for now during this pass: the next pass sends it.
 		return stopped
@@ -192,7 +197,10 @@ func (p *Pipeline) done(log *slog.Logger, q Inbox, m Message) outcome {
 		return failed
 	}
 	p.live.forget(m.ID)
-	if q == Inbox(p.mem) && p.o.Inbox != Inbox(p.mem) {
+	if q != Inbox(p.mem) {
+		// Memory remembers it too, for a copy it may hold (see handle).
+		p.mem.Done(ctx, m.Key, m.ID)
+	} else if p.o.Inbox != Inbox(p.mem) {
 		// Record it in the shared Inbox too, where it may also be (a push
 		// that timed out after all), for the other replicas and the next
 		// start; memory remembers it for this process meanwhile.

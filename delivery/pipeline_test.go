@@ -261,3 +261,31 @@ func TestPipelinePushFails(t *testing.T) {
 		t.Errorf("Accept after Shutdown = %v, want ErrRefused", err)
 	}
 }
+
+// slowPush is an Inbox whose Push keeps the message but reports a failure,
+// as a push to Redis that timed out after Redis had done it.
+type slowPush struct{ delivery.Memory }
+
+func (s *slowPush) Push(ctx context.Context, m delivery.Message) error {
+	s.Memory.Push(ctx, m)
+	return context.DeadlineExceeded
+}
+
+// TestPipelinePushKeptAfterAll: a message answered from memory because its
+// push seemed to fail, though the Inbox kept it, is not answered again
+// from the Inbox.
+func TestPipelinePushKeptAfterAll(t *testing.T) {
+	inbox := &slowPush{}
+	h := &handler{}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, p)
+	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
+		t.Errorf("asked %q, sent %q: want once each", asked, sent)
+	}
+	if inbox.Len() != 0 || !inbox.Handled("m") {
+		t.Error("the Inbox's copy was not done with")
+	}
+}
