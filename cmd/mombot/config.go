@@ -39,6 +39,11 @@ type fileConfig struct {
 
 	WhatsApp whatsAppConfig `json:"whatsapp"`
 
+	// Window bounds the history sent with each message, and CacheTTL is
+	// the prompt cache lifetime policy (see window.go).
+	Window   windowConfig `json:"window"`
+	CacheTTL string       `json:"cache_ttl"`
+
 	dir string // the configuration file's folder
 }
 
