@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 // Load implements [conversation.Store]. A row whose checksum matches was
@@ -67,7 +68,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	c.Turns, invalid = conversation.Repair(c.Turns)
 	if dropped := undecodable + invalid; dropped > 0 {
 		s.log.WarnContext(ctx, "sqlite: dropped invalid stored turns",
-			"phone", conversation.MaskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
+			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
 	}
 	return c, nil
 }
@@ -278,3 +279,7 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, err
 	}
 	return res.RowsAffected()
 }
+
+// maskPhone hides a number in the log; it is named so that it can be
+// called where "phone" is a conversation key.
+var maskPhone = phone.Mask
