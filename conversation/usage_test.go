@@ -9,6 +9,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
+	"github.com/mombot/mombot/phone"
 )
 
 func TestUsageDay(t *testing.T) {
@@ -80,7 +81,7 @@ func ExampleUsageLedger() {
 	days, _ := ledger.UsageSince(ctx, time.Time{})
 	for _, d := range days {
 		fmt.Printf("%s %s: %d messages, %d calls, %d of %d prompt tokens read from the cache\n",
-			d.Day.Format(conversation.UsageDayLayout), conversation.MaskPhone(d.Phone), d.Messages, d.Calls, d.CacheReadTokens, d.PromptTokens())
+			d.Day.Format(conversation.UsageDayLayout), phone.Mask(d.Phone), d.Messages, d.Calls, d.CacheReadTokens, d.PromptTokens())
 	}
 	// Output:
 	// 2026-02-24 +*******1234: 2 messages, 3 calls, 4900 of 5870 prompt tokens read from the cache

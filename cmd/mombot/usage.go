@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 // prices are what the API charges, in US dollars per million tokens, by
@@ -232,11 +233,11 @@ func (r *usageReport) add(days []conversation.DailyUsage, names map[string]strin
 	slices.SortFunc(r.People, func(a, b personUsage) int { return strings.Compare(a.Phone, b.Phone) })
 }
 
-func showPhone(phone string, full bool) string {
+func showPhone(number string, full bool) string {
 	if full {
-		return phone
+		return number
 	}
-	return conversation.MaskPhone(phone)
+	return phone.Mask(number)
 }
 
 func (r *usageReport) writeTable(w io.Writer, full bool) error {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/atomicfile"
+	"github.com/mombot/mombot/phone"
 )
 
 var _ conversation.UsageLedger = (*Store)(nil)
@@ -92,20 +93,20 @@ func parseUsage(data []byte) (*usageFile, error) {
 		}
 		delete(f.other, "usage")
 	}
-	for phone, days := range f.usage {
-		if err := conversation.CheckPhone(phone); err != nil {
+	for number, days := range f.usage {
+		if err := conversation.CheckPhone(number); err != nil {
 			return nil, fmt.Errorf("usage: %w", err)
 		}
 		if len(days) == 0 {
-			delete(f.usage, phone) // "phone": null or {}, nothing recorded
+			delete(f.usage, number) // "number": null or {}, nothing recorded
 			continue
 		}
 		for day, c := range days {
 			if _, err := time.Parse(conversation.UsageDayLayout, day); err != nil {
-				return nil, fmt.Errorf("usage of %s: %q is not a day like 2026-02-24", conversation.MaskPhone(phone), day)
+				return nil, fmt.Errorf("usage of %s: %q is not a day like 2026-02-24", phone.Mask(number), day)
 			}
 			if err := c.usage().Check(); err != nil {
-				return nil, fmt.Errorf("usage of %s on %s: %w", conversation.MaskPhone(phone), day, err)
+				return nil, fmt.Errorf("usage of %s on %s: %w", phone.Mask(number), day, err)
 			}
 		}
 	}
@@ -329,18 +330,11 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 	}
 	from := conversation.UsageDay(since)
 	out := []conversation.DailyUsage{}
-	for phone, days := range f.usage {
-		if err := conversation.CheckPhone(phone); err != nil {
-			return nil, fmt.Errorf("usage: %w", err)
-		}
-		if len(days) == 0 {
-			delete(f.usage, phone) // "phone": null or {}, nothing recorded
-			continue
-		}
+	for number, days := range f.usage {
 		for day, c := range days {
 			d, _ := time.Parse(conversation.UsageDayLayout, day) // checked by parseUsage
 			if since.IsZero() || !d.Before(from) {
-				out = append(out, conversation.DailyUsage{Phone: phone, Day: d, Usage: c.usage()})
+				out = append(out, conversation.DailyUsage{Phone: number, Day: d, Usage: c.usage()})
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 // Package redis is a [conversation.Store] on Redis, for several replicas of
-// the service that share one memory, and the coordination those replicas
-// need: a per-sender [Locker], a per-sender [Queue] and a webhook [Dedup].
+// the service that share one memory. It holds conversations only; the
+// WhatsApp inbox and the per-sender lock that replicas also share are in
+// delivery/redis, on this store's client ([Store.Client]) and under its
+// prefix ([Store.Prefix]).
 //
 // # Keys
 //
@@ -28,9 +30,8 @@
 //	<prefix>usage:<phone>   hash: "<UTC day>:<count>" -> integer, such as
 //	                        "2026-02-24:input_tokens"; added to by one script
 //
-// A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
-// key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
-// the store's connections.
+// delivery/redis puts its keys under the same prefix (lock:, queue:,
+// waiting:, seen:), on the same connections.
 //
 // The keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that

@@ -68,7 +68,7 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 			return nil, fmt.Errorf("sqlite: usage: %w", err)
 		}
 		if d.Day, err = time.Parse(conversation.UsageDayLayout, day); err != nil {
-			return nil, fmt.Errorf("sqlite: usage: a row of %s has the day %q: %w", conversation.MaskPhone(d.Phone), day, err)
+			return nil, fmt.Errorf("sqlite: usage: a row of %s has the day %q: %w", maskPhone(d.Phone), day, err)
 		}
 		out = append(out, d)
 	}
