@@ -167,13 +167,10 @@ func (s *Store) withFileLock(fn func() error) error {
 // removeTemps deletes temporary files that a writer killed mid-save left
 // behind. The caller holds the file lock, so no writer is using one.
 func (s *Store) removeTemps() {
-	dir, base := filepath.Split(s.path)
-	if dir == "" {
-		dir = "."
-	}
-	names, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix(base)+"*"))
-	for _, n := range names {
-		os.Remove(n)
+	if n, err := atomicfile.RemoveTemps(s.path); err != nil {
+		s.log.Warn("cannot remove a temporary file left by an interrupted save", "path", s.path, "err", err)
+	} else if n > 0 {
+		s.log.Info("removed temporary files left by interrupted saves", "path", s.path, "count", n)
 	}
 }
 
