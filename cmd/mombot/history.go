@@ -62,6 +62,9 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	case len(rest) < n:
 		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
+	// list and show only look: they create no file, not even a lock, and
+	// report a damaged file instead of moving it aside.
+	cfg.readOnly = sub != "clear"
 	mem, store, err := openForHistory(ctx, e, &cfg)
 	var nf noStoreFileError
 	if errors.As(err, &nf) && nf.defaulted && sub == "list" {

@@ -296,3 +296,37 @@ func TestHistoryFreshClone(t *testing.T) {
 		t.Fatalf("the history commands created the data folder: %v", err)
 	}
 }
+
+// TestHistoryReadOnly: list and show only look. On a good file they create
+// no lock file; on a truncated or 0-byte file they report the damage and
+// exit non-zero, and leave the file where it is.
+func TestHistoryReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("a", "b"))
+	os.Remove(path + ".lock") // seed's store made one
+	for _, args := range [][]string{{"history", "list"}, {"history", "show", "+14155551234"}} {
+		if _, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, args...); code != 0 {
+			t.Fatalf("%s: exit %d, %s", strings.Join(args, " "), code, errOut)
+		}
+		if _, err := os.Stat(path + ".lock"); err == nil {
+			t.Fatalf("%s created a lock file", strings.Join(args, " "))
+		}
+	}
+	good, _ := os.ReadFile(path)
+	for name, content := range map[string][]byte{"truncated": good[:len(good)/2], "0-byte": nil} {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"history", "list"}, {"history", "show", "+14155551234"}} {
+			out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, args...)
+			if code != 1 || !strings.Contains(errOut, "does not parse") || strings.Contains(out, "no conversations") {
+				t.Errorf("%s on a %s file: exit %d, %q %q; want exit 1 reporting the damage", strings.Join(args, " "), name, code, out, errOut)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("%s on a %s file changed the folder: %v", strings.Join(args, " "), name, entries)
+			}
+		}
+	}
+}

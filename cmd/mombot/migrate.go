@@ -37,8 +37,9 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if same {
 		return usagef("history migrate: --from and --to name the same store")
 	}
-	// A mistyped source must not be created empty and copied from.
-	src, err := storeurl.Open(ctx, *from, &storeurl.Options{Logger: e.log, MustExist: true})
+	// A mistyped source must not be created empty and copied from, and a
+	// damaged one must be reported, not moved aside and copied as empty.
+	src, err := storeurl.Open(ctx, *from, &storeurl.Options{Logger: e.log, MustExist: true, ReadOnly: true})
 	if err != nil {
 		return err
 	}

@@ -26,6 +26,15 @@ var (
 // ErrClosed is returned by every method of a closed store.
 var ErrClosed = errors.New("jsonfile: store is closed")
 
+// ErrCorrupt is wrapped by the errors of a read-only store (see
+// Options.ReadOnly) whose file does not parse, or is empty. A store that
+// may write moves such a file aside instead (see [Open]).
+var ErrCorrupt = errors.New("conversations file does not parse")
+
+// ErrReadOnly is returned by the methods that change conversations of a
+// store opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("jsonfile: store is opened read-only")
+
 // DefaultWarnSize is the file size above which a save logs a warning that it
 // is time for another store: about 550 people with full 10-turn histories,
 // where a save rewrites enough bytes to take 15-20 ms (see
@@ -65,6 +74,13 @@ type Options struct {
 	// for commands that only look at or remove conversations, so that a
 	// mistyped path is reported instead of showing an empty store.
 	MustExist bool
+	// ReadOnly opens the file only to read it, for commands that only look
+	// at conversations: like MustExist, nothing is created, not even the
+	// lock file; temporary files are left alone; a file that does not
+	// parse is reported, with an error wrapping ErrCorrupt, instead of
+	// being moved aside; and the methods that change conversations return
+	// ErrReadOnly.
+	ReadOnly bool
 }
 
 // noFileError is returned by Open with MustExist when there is no file.
@@ -89,8 +105,10 @@ type Store struct {
 	log    *slog.Logger
 	warnAt int64
 
+	readOnly bool
+
 	mu     sync.Mutex // guards everything below and orders this process's writers
-	lock   *os.File   // the lock file, held open; flock orders processes
+	lock   *os.File   // the lock file, held open; flock orders processes; nil if readOnly
 	st     *state     // never mutated in place: replaced on change
 	stamp  stamp      // the version of the file st was read from or written as
 	warned bool
@@ -124,7 +142,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("jsonfile: open: empty path")
 	}
-	if o.MustExist {
+	if o.MustExist || o.ReadOnly {
 		fi, err := os.Stat(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -136,6 +154,13 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 	} else if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
+	}
+	if o.ReadOnly {
+		s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, readOnly: true, st: newState()}
+		if err := s.refresh(true, false); err != nil {
+			return nil, fmt.Errorf("jsonfile: open: %w", err)
+		}
+		return s, nil
 	}
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -220,6 +245,15 @@ func (s *Store) refresh(startup, locked bool) error {
 			return nil
 		}
 		parsed, rep, err := parse(data, s.loc)
+		if s.readOnly {
+			// Nothing is written, so there is nothing to merge or move.
+			if err != nil {
+				return fmt.Errorf("%s: %w: %v; mombot serve, ask or chat moves it aside and starts afresh", s.path, ErrCorrupt, err)
+			}
+			s.orphans = nil
+			s.adopt(parsed, st, rep)
+			return nil
+		}
 		if err == nil {
 			if s.orphans == nil {
 				s.adopt(parsed, st, rep)
@@ -364,6 +398,9 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if s.readOnly {
+		return ErrReadOnly
 	}
 	return s.withFileLock(func() error {
 		if err := s.refresh(false, true); err != nil {
@@ -534,5 +571,8 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.lock == nil {
+		return nil
+	}
 	return s.lock.Close()
 }
