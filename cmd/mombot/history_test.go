@@ -346,6 +346,7 @@ func TestHelpCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"help"}, "Commands:"},
+		{[]string{"help", "help"}, "Commands:"},
 		{[]string{"help", "serve"}, "mombot serve"},
 		{[]string{"help", "ask"}, "Usage: mombot ask --from PHONE"},
 		{[]string{"help", "history"}, "mombot history list"},

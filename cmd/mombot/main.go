@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	name, rest := args[1], args[2:]
 	if name == "help" {
 		// mombot help CMD [SUB] is mombot CMD [SUB] -h.
-		if len(rest) == 0 {
+		if len(rest) == 0 || rest[0] == "help" {
 			printUsage(stdout)
 			return nil
 		}
