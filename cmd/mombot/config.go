@@ -86,7 +86,10 @@ func loadConfig(path string) (*fileConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %w", decodeConfigError(path, data, dec.InputOffset(), err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("config %s: more after the configuration's closing }", position(path, data, dec.InputOffset()))
 	}
 	c.dir = filepath.Dir(path)
 	if _, err := c.location(c.Timezone); err != nil {

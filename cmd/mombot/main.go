@@ -77,18 +77,28 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	e.log = newLogger(stderr, getenv("MOMBOT_LOG_LEVEL"))
-	if len(args) < 2 || args[1] == "help" || args[1] == "-h" || args[1] == "--help" {
+	if len(args) < 2 || args[1] == "-h" || args[1] == "-help" || args[1] == "--help" {
 		printUsage(stdout)
 		if len(args) < 2 {
 			return usagef("no command given")
 		}
 		return nil
 	}
-	cmd, ok := commands[args[1]]
-	if !ok {
-		return usagef("unknown command %q; run \"mombot help\"", args[1])
+	name, rest := args[1], args[2:]
+	if name == "help" {
+		// mombot help CMD [SUB] is mombot CMD [SUB] -h.
+		if len(rest) == 0 || rest[0] == "help" {
+			printUsage(stdout)
+			return nil
+		}
+		name, rest = rest[0], append(slices.Clone(rest[1:]), "-h")
+		e.stderr = stdout // asked for, so it is output
 	}
-	if err := cmd.run(ctx, e, args[2:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+	cmd, ok := commands[name]
+	if !ok {
+		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, didYouMean(name, commandNames()))
+	}
+	if err := cmd.run(ctx, e, rest); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return nil
@@ -106,7 +116,7 @@ func printUsage(w io.Writer) {
 	}) {
 		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
 	}
-	fmt.Fprintln(w, "\nRun \"mombot COMMAND -h\" for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
+	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
 
 // newLogger returns the process's logger: text lines on stderr at the level

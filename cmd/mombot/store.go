@@ -25,6 +25,9 @@ type memoryConfig struct {
 	// (commands that only look at or remove conversations).
 	startWithoutRedis bool
 	mustExist         bool
+	// readOnly is storeurl.Options.ReadOnly, for the commands that only
+	// look: they create nothing and move nothing aside.
+	readOnly bool
 }
 
 // register adds --store, --timeout and --max-turns to fs, with defaults
@@ -84,7 +87,7 @@ func parseTimeout(v string) (time.Duration, error) {
 // open opens the configured store and a memory over it. The caller closes
 // the store.
 func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, conversation.Store, error) {
-	store, err := storeurl.Open(ctx, c.store, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, AllowUnreachable: c.startWithoutRedis})
+	store, err := storeurl.Open(ctx, c.store, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, ReadOnly: c.readOnly, AllowUnreachable: c.startWithoutRedis})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -168,6 +168,8 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		}
 	}
 
+	// usage only looks: no file, no lock, a damaged store reported, not moved.
+	cfg.readOnly = true
 	mem, store, err := openForHistory(ctx, e, &cfg)
 	var nf noStoreFileError
 	if errors.As(err, &nf) && nf.defaulted {

@@ -194,7 +194,7 @@ func TestUsageCommandErrors(t *testing.T) {
 		{"an argument", nil, []string{"usage", "today"}, 2, "takes no arguments"},
 		{"a store that is not there", map[string]string{"MOMBOT_STORE": missing}, []string{"usage"}, 1, "no conversations file at " + missing},
 		{"a negative price", map[string]string{"MOMBOT_CONFIG": badConfig}, []string{"usage"}, 1, "prices.input must be"},
-		{"an unknown price", map[string]string{"MOMBOT_CONFIG": unknownKey}, []string{"usage"}, 1, "unknown field"},
+		{"an unknown price", map[string]string{"MOMBOT_CONFIG": unknownKey}, []string{"usage"}, 1, `unknown key "inptu"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

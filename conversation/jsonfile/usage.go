@@ -218,6 +218,9 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 		}
 		return nil
 	}
+	if s.readOnly {
+		return fmt.Errorf("jsonfile: add usage: %w", ErrReadOnly)
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("jsonfile: add usage: %w", err)
 	}
