@@ -20,6 +20,8 @@ var _ conversation.Store = (*Store)(nil)
 // Store is an in-memory [conversation.Store]. Its zero value is not usable;
 // use [New].
 type Store struct {
+	recent recentMessages // see recent.go
+
 	mu    sync.Mutex
 	convs map[string]conversation.Conversation
 }

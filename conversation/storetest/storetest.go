@@ -3,7 +3,8 @@
 // shows that, behind a [conversation.Memory], it keeps the original design's
 // contract: lifecycle, expiry, the turn cap, isolation between phones, the
 // system sender, image placeholders, byte stability, validity, persistence
-// across reopening and concurrent use.
+// across reopening and concurrent use; and that it remembers recent
+// messages by id ([conversation.RecentMessages]) next to the conversations.
 package storetest
 
 import (
@@ -65,6 +66,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 			tt.fn(t, e)
 		})
 	}
+	runRecent(t, newStorage) // recent.go
 }
 
 // env is one test's store, memory and clock.
