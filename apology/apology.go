@@ -100,7 +100,7 @@ const (
 	EmptyMessage  = "I didn't get any text. What can I do for you?"
 	ImageType     = "Sorry, I can only look at JPEG, PNG, GIF or WebP pictures. Could you send it as a regular photo?"
 	ImageTooLarge = "Sorry, that picture is too big for me (the limit is about 3.7 MB). Could you send a smaller one?"
-	Unsupported   = "Sorry, I can only read text messages and photos for now. Please send me your question as text or a photo."
+	Unsupported   = "Sorry, I can't read that kind of message. I can read text, photos, voice notes, PDF and text files, locations and contact cards."
 	Media         = "Sorry, I couldn't open that photo. Could you send it again?"
 	VoiceNotSetUp = "Sorry, I can't listen to voice notes here: they haven't been set up. Please type your message instead."
 	AudioFormat   = "Sorry, I can only listen to voice notes recorded in WhatsApp (hold the microphone button). Could you record it that way, or type it?"

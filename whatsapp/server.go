@@ -24,7 +24,6 @@ import (
 // to the log only.
 var (
 	unsupportedReply = apology.Message(apology.ErrUnsupported)
-	photoFailedReply = apology.Message(apology.ErrMedia)
 	failedReply      = apology.Internal
 )
 
@@ -429,7 +428,7 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 		Name:        s.family[ev.From],
 		ProfileName: ev.ProfileName,
 		Text:        ev.Text,
-		Time:        ev.Time,
+		Time:        ev.sentAt(),
 	}
 	if in.Name == "" {
 		in.Name = ev.ProfileName
@@ -440,16 +439,8 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	if in.Time.IsZero() {
 		in.Time = s.cfg.Now()
 	}
-	if ev.Kind == kindImage {
-		data, mediaType, err := s.graph.media(ctx, ev.MediaID)
-		if err != nil {
-			log.Error("whatsapp: photo download failed", "err", err)
-			return photoFailedReply
-		}
-		if ev.MediaType != "" {
-			mediaType = ev.MediaType
-		}
-		in.Image, in.ImageType = data, mediaType
+	if reply, ok := s.fillKinds(ctx, log, ev, &in); !ok { // kinds.go
+		return reply
 	}
 	start := s.cfg.Now()
 	reply, err := s.cfg.Responder.Respond(ctx, in)
@@ -466,7 +457,11 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 // how many parts were sent, and the error that stopped it, which it logs.
 func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []string) (int, error) {
 	for i, part := range parts {
-		if err := s.graph.sendText(ctx, to, part); err != nil {
+		id, err := s.graph.sendTextID(ctx, to, part)
+		if err == nil {
+			s.recordSent(ctx, log, to, id, part) // kinds.go
+		}
+		if err != nil {
 			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
 			var apiErr *APIError
 			if errors.As(err, &apiErr) {
