@@ -88,6 +88,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
 		return nil, nil, nil, err
 	}
+	if opts.Transcriber, err = fc.transcriber(e); err != nil {
+		return nil, nil, nil, err
+	}
 	if opts.Location, err = fc.location(""); err != nil {
 		return nil, nil, nil, err
 	}
