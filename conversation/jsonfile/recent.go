@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -153,13 +155,48 @@ func (f *recentFile) render() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// readRecent reads the file; a missing file is an empty one. A file that
-// does not parse is reported with errCorruptRecent.
+// recentCache is the recent messages file as last read or written, so
+// that a call reads the file again only when another process (or a call
+// of this one) replaced it: one stat(2) otherwise.
+type recentCache struct {
+	mu    sync.Mutex
+	file  *recentFile // never changed in place; nil: not read
+	stamp stamp
+}
+
+// readRecent returns the file's content, which the caller must not change
+// (see clone); a missing file is an empty one. A file that does not parse
+// is reported with errCorruptRecent.
 func (s *Store) readRecent() (*recentFile, error) {
-	data, err := os.ReadFile(RecentPath(s.path))
+	path := RecentPath(s.path)
+	st, err := statPath(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists {
+		return &recentFile{phones: map[string][]conversation.RecentMessage{}}, nil
+	}
+	c := &s.recent
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.file != nil && c.stamp == st {
+		return c.file, nil
+	}
+	// The stamp is taken from the open file, so that it is the stamp of
+	// the bytes read even if the file is replaced meanwhile.
+	fd, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &recentFile{phones: map[string][]conversation.RecentMessage{}}, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	fi, err := fd.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(fd)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +204,17 @@ func (s *Store) readRecent() (*recentFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errCorruptRecent, err)
 	}
+	c.file, c.stamp = f, stampOf(fi)
 	return f, nil
+}
+
+// clone returns a copy of f that can be changed.
+func (f *recentFile) clone() *recentFile {
+	c := &recentFile{phones: make(map[string][]conversation.RecentMessage, len(f.phones)), other: f.other}
+	for p, ms := range f.phones {
+		c.phones[p] = slices.Clone(ms)
+	}
+	return c
 }
 
 var errCorruptRecent = errors.New("the recent messages file does not parse")
@@ -198,6 +245,7 @@ func (s *Store) changeRecent(change func(*recentFile) bool) error {
 	if err != nil {
 		return err
 	}
+	f = f.clone()
 	if !change(f) {
 		return nil
 	}
@@ -205,7 +253,16 @@ func (s *Store) changeRecent(change func(*recentFile) bool) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, data)
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return err
+	}
+	// The lock file is held: nobody replaces the file before the stat.
+	if st, err := statPath(path); err == nil && st.exists {
+		s.recent.mu.Lock()
+		s.recent.file, s.recent.stamp = f, st
+		s.recent.mu.Unlock()
+	}
+	return nil
 }
 
 // RememberMessages implements [conversation.RecentMessages].
