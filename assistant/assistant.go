@@ -77,6 +77,14 @@ type Options struct {
 	// turn has come, every API call and tool round included; 0 means
 	// DefaultMessageTimeout.
 	MessageTimeout time.Duration
+	// Window bounds the history sent with each message; the zero value
+	// means the defaults. See [WindowOptions].
+	Window WindowOptions
+	// CacheTTL is the prompt cache lifetime policy: TTLAuto (or "") chooses
+	// each person's history lifetime from the pauses between their
+	// messages, TTL5m uses 5-minute entries everywhere, TTL1h 1-hour ones.
+	// The tools and system prompt live an hour unless it is TTL5m.
+	CacheTTL string
 
 	// Transcriber turns voice notes into text; nil means voice notes are
 	// not set up, and the person is told so.
@@ -133,6 +141,12 @@ type Assistant struct {
 	// prefix (the model is in it), or nil.
 	fallback *Assistant
 
+	window       WindowOptions // resolved
+	ttl          string        // the lifetime policy
+	minCache     int           // the model's minimum cacheable tokens
+	staticTokens int           // tools and system prompt, estimated
+	staticTTL    string        // the static prefix's breakpoint, if any
+
 	transcriber Transcriber // nil: voice notes are not set up
 }
 
@@ -162,6 +176,13 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	}
 	if o.MessageTimeout == 0 {
 		o.MessageTimeout = DefaultMessageTimeout
+	}
+	if err := checkTTL(o.CacheTTL); err != nil {
+		return nil, fmt.Errorf("assistant: new: %w", err)
+	}
+	win, err := o.Window.resolve(mem.Limits().MaxTurns)
+	if err != nil {
+		return nil, fmt.Errorf("assistant: new: %w", err)
 	}
 	if o.Model == "" {
 		o.Model = DefaultModel
@@ -201,13 +222,21 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		reqTimeout: o.RequestTimeout, msgTimeout: o.MessageTimeout,
 		transcriber: o.Transcriber,
 	}
-	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
+	// The static prefix's size, estimated at 4 bytes to a token, decides
+	// whether it gets a breakpoint of its own.
+	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / 4
+	a.staticTTL = staticTTL(o.CacheTTL, a.staticTokens, a.minCache)
+	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), a.staticTTL)
 	if fb := strings.TrimSpace(o.FallbackModel); fb != "" && fb != o.Model {
 		// The same assistant but for the model, which is baked into the
-		// prefix: the fallback's requests get a prefix of their own.
+		// prefix: the fallback's requests get a prefix of their own, with
+		// the breakpoints its minimum cacheable length allows.
 		f := *a
 		f.model = fb
-		f.prefix = renderPrefix(fb, o.MaxTokens, o.SystemPrompt, o.Tools.Tools())
+		f.minCache = MinCacheableTokens(fb)
+		f.staticTTL = staticTTL(o.CacheTTL, f.staticTokens, f.minCache)
+		f.prefix = renderPrefix(fb, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), f.staticTTL)
 		a.fallback = &f
 	}
 	return a, nil
@@ -371,10 +400,12 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	}
 	user, stored := userMessage(in, mediaType, doc, words, a.person(in.From), sentAt)
 
-	var history []conversation.Message
+	win := &window{perTok: 0.25}
 	if !system {
-		history, err = a.mem.History(ctx, in.From)
-		if err != nil {
+		c, err := a.mem.Current(ctx, in.From)
+		if err == nil {
+			win = planWindow(c, start, a.window)
+		} else {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("assistant: handle: %w", err)
 				return Reply{Text: ErrorMessage(err)}, err
@@ -383,15 +414,17 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 			// answer without memory beats no answer. Saving this turn
 			// is tried as usual and works again once the store is back.
 			log.Error("assistant: conversation memory unavailable; answering without history", "err", err)
-			history = nil
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.configured(in.From), history: history, msgs: []conversation.Message{user}, storedUser: stored, log: log}
+	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, storedUser: stored, log: log}
 	reply, err := t.run(ctx)
 	a.rememberInbound(ctx, in, words, sentAt, log)
 	log.Info("assistant: message handled",
-		"history_messages", len(history),
+		"history_messages", len(t.history),
+		"window_turns", len(win.sent()),
+		"window_jumped", win.jumped,
+		"history_ttl", t.mark,
 		"tool_rounds", t.rounds,
 		"api_calls", t.usage.Calls,
 		"input_tokens", t.usage.InputTokens,

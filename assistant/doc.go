@@ -18,12 +18,21 @@
 // once, the time of day is put in the new user message rather than in the
 // system prompt, and the stored history is sent exactly as stored, never
 // decoded into the SDK's typed blocks (which would drop thinking
-// signatures, citations and server tool blocks). Every request asks for
-// prompt caching: a breakpoint on the system prompt (tools and system,
-// shared by all people) and the top-level automatic breakpoint that follows
-// the end of the conversation. The usage of every call (input, output,
-// cache creation and cache read tokens) is logged and stored on the turn
-// under the key "usage".
+// signatures, citations and server tool blocks).
+//
+// The history sent is a window over the stored turns ([WindowOptions],
+// window.go) whose start moves in jumps rather than one turn per message,
+// so the prefix stays the same for several messages and is read from the
+// cache; it is kept in each turn's "window" key, so that restarts,
+// replicas and new processes continue it. Up to three breakpoints are
+// asked for (breakpoints.go): an hour on the tools and system prompt when
+// they reach the model's minimum cacheable length, one at the end of the
+// history whose lifetime is chosen per person from their pauses
+// ([Options].CacheTTL), and the top-level automatic one. A prompt too long
+// for the model shrinks the window once. The usage of every call (input,
+// output, cache creation and cache read tokens) is logged and stored on
+// the turn under the key "usage". docs/prompt-cache.md explains the
+// choices; TestCacheScenarioDoneWhen holds them to their measured cost.
 //
 // # Failures
 //

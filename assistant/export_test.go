@@ -14,5 +14,5 @@ func (a *Assistant) Locker() *LocalLocker { return a.locker.(*LocalLocker) }
 
 // Body renders the request body for history and msgs.
 func (a *Assistant) Body(history, msgs []conversation.Message) ([]byte, error) {
-	return a.body(history, msgs)
+	return a.body(history, msgs, "")
 }

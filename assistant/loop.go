@@ -43,6 +43,14 @@ type turn struct {
 	paused     bool // the last message is a paused turn's content, to continue
 	pauses     int  // pause_turn continuations asked for
 	cutOffs    int  // cut-off tool calls the model was asked to redo
+
+	// The request window and its breakpoint (window.go).
+	win                       *window // the window history was taken from
+	mark                      string  // the lifetime of the history's breakpoint
+	marked                    bool    // mark was chosen
+	shrunk                    bool    // the window was shrunk for a prompt too long
+	learnt                    bool    // the first call's usage was looked at
+	promptTokens, promptBytes int64   // the size of the last request
 }
 
 // toolUse is a tool_use block of a response.
@@ -56,8 +64,7 @@ type toolUse struct {
 // leads to is described in stop.go.
 func (t *turn) run(ctx context.Context) (Reply, error) {
 	for {
-		api := t.api()
-		resp, err := api.send(ctx, t.history, t.msgs)
+		resp, err := t.send(ctx)
 		if err != nil {
 			err = t.sendError(ctx, err)
 			if t.fallBack(ctx, err) {
@@ -434,6 +441,9 @@ func (t *turn) save(ctx context.Context) error {
 		// Which model answered, next to the usage it cost: the fallback's
 		// turns are told apart from the primary's.
 		extra["model"] = quote(t.model)
+	}
+	if rec := t.windowRecord(); rec != nil {
+		extra[windowKey] = rec
 	}
 	turn := conversation.Turn{Messages: t.storable(), Extra: extra}
 	if err := t.a.mem.Save(ctx, t.in.From, turn); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
 )
 
 // TestRandomConversations drives many turns of three people through random
@@ -98,6 +99,7 @@ func TestRandomConversations(t *testing.T) {
 			}
 			trimmed++
 		}
+		var first []conversation.Message
 		for _, req := range e.srv.Requests()[before:] {
 			body := req.Body
 			at := bytes.Index(body, []byte(`"messages":[`))
@@ -108,10 +110,21 @@ func TestRandomConversations(t *testing.T) {
 				t.Fatalf("message %d: tools and system changed:\n%s\n%s", i, prefix, body[:at])
 			}
 			got := sent(t, req)
-			if len(got) <= len(history) {
-				t.Fatalf("message %d: request has %d messages, history %d", i, len(got), len(history))
+			if first == nil {
+				// The message's first request: the window's history,
+				// then the person's message.
+				first = got[:len(got)-1]
+				if len(first) > len(history) {
+					t.Fatalf("message %d: request has %d messages, history %d", i, len(got), len(history))
+				}
+				// The window is a suffix of the stored history that
+				// starts at a turn boundary.
+				if !startsTurn(stored, history, len(history)-len(first)) {
+					t.Fatalf("message %d: the window starts at message %d of %d, not at a turn", i, len(history)-len(first), len(history))
+				}
+				assertSameMessages(t, first, history[len(history)-len(first):])
 			}
-			assertSameMessages(t, got[:len(history)], history)
+			assertSameMessages(t, got[:len(first)], first)
 		}
 	}
 	if t.Failed() {
@@ -134,4 +147,14 @@ func TestRandomConversations(t *testing.T) {
 	if apiErrors == 0 || toolErrors == 0 || capped == 0 || expired == 0 || trimmed == 0 {
 		t.Errorf("the run did not reach every path")
 	}
+}
+
+// startsTurn reports whether message at of history, the messages of the
+// last turns, opens a turn.
+func startsTurn(turns []conversation.Turn, history []conversation.Message, at int) bool {
+	suffix := len(history) - at
+	for i := len(turns) - 1; i >= 0 && suffix > 0; i-- {
+		suffix -= len(turns[i].Messages)
+	}
+	return suffix == 0
 }

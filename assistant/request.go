@@ -23,7 +23,7 @@ import (
 // transport, the headers, retries with backoff, timeouts and the typed
 // *anthropic.Error. option.WithRequestBody hands it the bytes.
 
-// ephemeral is a prompt cache breakpoint.
+// ephemeral is a 5-minute prompt cache breakpoint.
 const ephemeral = `{"type":"ephemeral"}`
 
 // renderPrefix returns the request body up to and including `"messages":[`.
@@ -31,12 +31,12 @@ const ephemeral = `{"type":"ephemeral"}`
 // so tools and system prompt are the same bytes in every request, which is
 // what lets the prompt cache serve them to every person.
 //
-// Two cache breakpoints are asked for: one on the system prompt, covering
-// the tools and the system prompt (shared by all conversations), and the
-// top-level automatic one, which the API moves to the last block of each
-// request so that a conversation's history is read from the cache on its
-// next message. Neither touches the messages, so they go out as stored.
-func renderPrefix(model string, maxTokens int, system string, tools []Tool) []byte {
+// The top-level automatic breakpoint, which the API moves to the last
+// block of each request, lets a conversation's history be read from the
+// cache on its next message; systemTTL, unless empty, puts one on the
+// system prompt, covering the tools and the system prompt (shared by all
+// conversations). See breakpoints.go.
+func renderPrefix(model string, maxTokens int, system string, tools []Tool, systemTTL string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"model":`)
 	b.Write(quote(model))
@@ -65,13 +65,17 @@ func renderPrefix(model string, maxTokens int, system string, tools []Tool) []by
 	}
 	b.WriteString(`,"system":[{"type":"text","text":`)
 	b.Write(quote(system))
-	b.WriteString(`,"cache_control":` + ephemeral + `}]`)
+	if systemTTL != "" {
+		b.WriteString(`,"cache_control":` + cacheControl(systemTTL))
+	}
+	b.WriteString(`}]`)
 	b.WriteString(`,"messages":[`)
 	return b.Bytes()
 }
 
-// body returns the request body for history followed by msgs.
-func (a *Assistant) body(history, msgs []conversation.Message) ([]byte, error) {
+// body returns the request body for history followed by msgs, with a
+// breakpoint of lifetime mark at the end of history unless mark is empty.
+func (a *Assistant) body(history, msgs []conversation.Message, mark string) ([]byte, error) {
 	n := len(a.prefix) + 2
 	for _, m := range history {
 		n += len(m.Content) + 32
@@ -88,7 +92,13 @@ func (a *Assistant) body(history, msgs []conversation.Message) ([]byte, error) {
 				b.WriteByte(',')
 			}
 			i++
-			mb, err := m.MarshalJSON()
+			var mb []byte
+			var err error
+			if mark != "" && i == len(history) {
+				mb, err = markLast(m, mark)
+			} else {
+				mb, err = m.MarshalJSON()
+			}
 			if err != nil {
 				return nil, fmt.Errorf("message %d: %w", i-1, err)
 			}
@@ -107,6 +117,7 @@ type response struct {
 	model      string // the model that answered, as the API names it
 	usage      Usage
 	requestID  string
+	bodyLen    int // the bytes of the request
 }
 
 // stopDetails is a response's "stop_details": for a refusal, the policy
@@ -116,9 +127,10 @@ type stopDetails struct {
 	Explanation string `json:"explanation"`
 }
 
-// send makes one Messages API call.
-func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Message) (response, error) {
-	body, err := a.body(history, msgs)
+// send makes one Messages API call, with a breakpoint of lifetime mark at
+// the end of history unless mark is empty.
+func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Message, mark string) (response, error) {
+	body, err := a.body(history, msgs, mark)
 	if err != nil {
 		return response{}, fmt.Errorf("render request: %w", err)
 	}
@@ -150,7 +162,7 @@ func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Messa
 			return response{}, fmt.Errorf("decode response content: %w", err)
 		}
 	}
-	out := response{content: content.Bytes(), stopReason: r.StopReason, model: r.Model, usage: r.Usage}
+	out := response{content: content.Bytes(), stopReason: r.StopReason, model: r.Model, usage: r.Usage, bodyLen: len(body)}
 	if r.StopDetails != nil {
 		out.stop = *r.StopDetails
 	}

@@ -358,3 +358,43 @@ func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
 		t.Fatalf("History did not delete the expired conversation: %v", err)
 	}
 }
+
+// Current is History with the turns and their extra keys: the same turns,
+// capped the same way, expired the same way.
+func TestCurrentIsHistoryAsTurns(t *testing.T) {
+	store := memstore.New()
+	now := time.Date(2026, 2, 24, 10, 35, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	mem, _ := conversation.New(store, &conversation.Options{MaxTurns: 3, Now: clock})
+	for i := range 4 {
+		turn := conversation.Turn{
+			Messages: []conversation.Message{conversation.UserText(fmt.Sprint("q", i)), msg("assistant", `"a"`)},
+			Extra:    map[string]json.RawMessage{"window": json.RawMessage(fmt.Sprintf(`{"turns":%d}`, i))},
+		}
+		if err := mem.Save(ctx, "+1", turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mem, _ = conversation.New(store, &conversation.Options{MaxTurns: 2, Now: clock})
+	c, err := mem.Current(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, _ := mem.History(ctx, "+1")
+	if len(c.Turns) != 2 || len(c.Messages()) != len(hist) || !c.LastActive.Equal(now) {
+		t.Fatalf("Current = %d turns, last active %v; History %d messages", len(c.Turns), c.LastActive, len(hist))
+	}
+	if got := string(c.Turns[1].Extra["window"]); got != `{"turns":3}` {
+		t.Errorf("the last turn's extra key = %s", got)
+	}
+	now = now.Add(conversation.DefaultTimeout + time.Second)
+	if c, err := mem.Current(ctx, "+1"); err != nil || len(c.Turns) != 0 || !c.LastActive.IsZero() {
+		t.Fatalf("Current of an expired conversation = %+v, %v", c, err)
+	}
+	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("Current did not delete the expired conversation: %v", err)
+	}
+	if _, err := mem.Current(ctx, " +1"); !errors.Is(err, conversation.ErrInvalidPhone) {
+		t.Fatalf("Current of a bad phone: %v", err)
+	}
+}

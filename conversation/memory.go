@@ -91,11 +91,29 @@ func (m *Memory) History(ctx context.Context, phone string) ([]Message, error) {
 	if err := CheckPhone(phone); err != nil {
 		return nil, err
 	}
-	msgs, err := m.history(ctx, phone, true)
+	c, err := m.current(ctx, phone, true)
 	if err != nil {
 		return nil, fmt.Errorf("conversation: history: %w", err)
 	}
-	return msgs, nil
+	return c.Messages(), nil
+}
+
+// Current returns phone's conversation as [Memory.History] sees it, by the
+// same rules, with its turns and their extra keys: no turns when there is
+// no conversation, when phone is the system sender and when it has expired
+// (an expired conversation is deleted from the store first), and at most
+// the turn cap's most recent turns. LastActive is zero when there are no
+// turns. It is for callers that keep their own state on the turns, such as
+// the assistant's request window.
+func (m *Memory) Current(ctx context.Context, phone string) (Conversation, error) {
+	if err := CheckPhone(phone); err != nil {
+		return Conversation{}, err
+	}
+	c, err := m.current(ctx, phone, true)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("conversation: current: %w", err)
+	}
+	return c, nil
 }
 
 // Peek returns what [Memory.History] would return for phone now, by the
@@ -106,11 +124,11 @@ func (m *Memory) Peek(ctx context.Context, phone string) ([]Message, error) {
 	if err := CheckPhone(phone); err != nil {
 		return nil, err
 	}
-	msgs, err := m.history(ctx, phone, false)
+	c, err := m.current(ctx, phone, false)
 	if err != nil {
 		return nil, fmt.Errorf("conversation: peek: %w", err)
 	}
-	return msgs, nil
+	return c.Messages(), nil
 }
 
 // Expired reports whether a conversation last active at lastActive has
@@ -119,31 +137,32 @@ func (m *Memory) Expired(lastActive time.Time) bool {
 	return Expired(lastActive, m.now(), m.lim.Timeout)
 }
 
-func (m *Memory) history(ctx context.Context, phone string, expire bool) ([]Message, error) {
+func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conversation, error) {
+	none := Conversation{Phone: phone, Turns: []Turn{}}
 	if phone == SystemSender {
-		return []Message{}, nil
+		return none, nil
 	}
 	c, err := m.store.Load(ctx, phone)
 	if errors.Is(err, ErrNotFound) {
-		return []Message{}, nil
+		return none, nil
 	}
 	if err != nil {
-		return nil, err
+		return Conversation{}, err
 	}
 	if m.Expired(c.LastActive) {
 		if expire {
 			if err := m.store.Expire(ctx, phone, c.LastActive); err != nil {
-				return nil, fmt.Errorf("expire: %w", err)
+				return Conversation{}, fmt.Errorf("expire: %w", err)
 			}
 		}
-		return []Message{}, nil
+		return none, nil
 	}
 	// A store may hold more turns than the cap if the cap was lowered
 	// since they were saved; the oldest whole turns are not sent.
 	if len(c.Turns) > m.lim.MaxTurns {
 		c.Turns = c.Turns[len(c.Turns)-m.lim.MaxTurns:]
 	}
-	return c.Messages(), nil
+	return c, nil
 }
 
 // SaveTurn saves the messages of one turn for phone: from the person's

@@ -24,14 +24,21 @@
 // server tool blocks, [ContextWindowExceeded]), or [Hang], a request never
 // answered. [Cassette] replays response bodies recorded from the real API
 // (the SDK's cassettes), so that tests are pinned to the real shapes and
-// not only to the fake's. A response that scripts no usage gets an
-// estimate (4 bytes to a token) that models the prompt cache: a request
-// without cache_control reads and writes nothing; otherwise it reads the
-// longest prefix an earlier request wrote at one of its breakpoints (the
-// end of a block with cache_control, or the end of the last message for
-// the top-level cache_control) that it repeats byte for byte up to a
-// breakpoint of its own, and writes the rest up to its last breakpoint. A
-// dropped breakpoint or a prefix that changes from one request to the next
-// so shows in the usage. Every request is recorded, body bytes included,
+// not only to the fake's. A response that scripts no usage gets the usage
+// of the fake's model of the prompt cache (cache.go), which follows the
+// documented rules: the prompt is tools, then system, then messages; an
+// entry is the exact prefix up to a block with cache_control (the
+// top-level cache_control puts one on the last block); each breakpoint is
+// looked up at its block and up to 20 blocks before it and the longest hit
+// is read; a prefix under the model's minimum ([MinCacheableTokens]) is
+// never written; an entry lives 5 minutes, or an hour with "ttl":"1h",
+// refreshed on every hit; a 1h breakpoint after a 5m one is refused as the
+// API refuses it. The usage reports input_tokens,
+// cache_creation_input_tokens with its cache_creation split by lifetime,
+// and cache_read_input_tokens, on tokens estimated at 4 bytes of JSON per
+// block. The cache runs on the clock [Server.SetNow] sets, so a test can
+// let six minutes pass without sleeping. A prompt over the context window
+// ([Server.SetContextWindow]) gets the API's 400 "prompt is too long".
+// Every request is recorded, body bytes included,
 // so tests can assert on exactly what was sent ([Server.Requests]).
 package anthropictest

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -29,8 +30,10 @@ type Request struct {
 	// Rejection is the error message the fake answered with when the
 	// request broke one of the API's rules; it is empty otherwise.
 	Rejection string
+	// Usage is the usage the fake answered with, nil for an error.
+	Usage *Usage
 
-	breakpoints []int // where Body's cached prefixes end, if it was accepted
+	prompt prompt // Body as the prompt cache sees it, if it was accepted
 }
 
 // Params are the fields of a Messages request that tests look at. The
@@ -53,6 +56,9 @@ type Server struct {
 	closed chan struct{} // closed when the test ends, to release hung requests
 
 	mu       sync.Mutex
+	now      func() time.Time
+	cache    cache
+	window   int // the context window, in tokens
 	key      string
 	queue    []Response
 	respond  func(Request) Response
@@ -63,7 +69,7 @@ type Server struct {
 // NewServer starts a fake Messages API and stops it when t's test ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: APIKey, closed: make(chan struct{})}
+	s := &Server{key: APIKey, closed: make(chan struct{}), now: time.Now, cache: cache{min: -1}, window: DefaultContextWindow}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
@@ -89,6 +95,37 @@ func (s *Server) SetAPIKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.key = key
+}
+
+// SetNow sets the clock of the prompt cache, so that a test can let
+// entries expire without sleeping; the default is time.Now.
+func (s *Server) SetNow(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
+// SetCacheMinimum sets the minimum cacheable prompt length, in tokens, for
+// every model; a negative n restores each model's (MinCacheableTokens).
+// Tests with short prompts set it low to see caching at all.
+func (s *Server) SetCacheMinimum(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cache.min = max(n, -1)
+}
+
+// DefaultContextWindow is the context window the fake enforces unless
+// [Server.SetContextWindow] changes it: 200,000 tokens, the standard
+// window of the Claude models.
+const DefaultContextWindow = 200_000
+
+// SetContextWindow sets the most prompt tokens (by the fake's estimate, see
+// cache.go) a request may hold; a longer one is refused with the API's 400
+// "prompt is too long: N tokens > M maximum".
+func (s *Server) SetContextWindow(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.window = tokens
 }
 
 // Enqueue appends scripted responses. Each valid request takes the first
@@ -164,7 +201,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.reject(w, &rec, reqID, apiErr)
 		return
 	}
-	rec.breakpoints = breakpoints(body)
+	p, apiErr := parsePrompt(body)
+	if apiErr != nil {
+		s.reject(w, &rec, reqID, apiErr)
+		return
+	}
+	rec.prompt = p
+	s.mu.Lock()
+	window := s.window
+	s.mu.Unlock()
+	if n := p.tokens(); n > window {
+		// The API's text for a prompt over the context window.
+		s.reject(w, &rec, reqID, invalid("prompt is too long: %d tokens > %d maximum", n, window))
+		return
+	}
 
 	s.mu.Lock()
 	var resp Response
@@ -195,10 +245,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
-	if resp.Usage == nil && resp.Error == nil {
-		u := s.defaultUsage(&rec)
-		resp.Usage = &u
+	if resp.Error == nil {
+		// The prompt is cached whatever usage the response scripts.
+		s.mu.Lock()
+		u := s.cache.apply(rec.prompt, rec.Params.Model, s.now())
+		s.mu.Unlock()
+		if resp.Usage == nil {
+			resp.Usage = &u
+		}
 	}
+	rec.Usage = resp.Usage
 	status, out := resp.render(reqID, rec.Params.Model, s.messageID())
 	rec.Status = status
 	s.record(rec)
@@ -219,18 +275,6 @@ func (s *Server) reject(w http.ResponseWriter, rec *Request, reqID string, e *ap
 	s.record(*rec)
 	w.WriteHeader(e.status)
 	_, _ = w.Write(errorBody(e.errType, e.message, reqID))
-}
-
-// defaultUsage is the usage of a response that scripts none: the body's
-// length in bytes / 4 as tokens, split by the fake's model of the prompt
-// cache (see cache.go) against the last 64 accepted requests, so tests see
-// whether requests ask for caching and keep their cached prefix stable.
-func (s *Server) defaultUsage(rec *Request) Usage {
-	s.mu.Lock()
-	earlier := s.requests[max(0, len(s.requests)-64):]
-	earlier = earlier[:len(earlier):len(earlier)]
-	s.mu.Unlock()
-	return cacheUsage(rec.Body, rec.breakpoints, earlier)
 }
 
 func (s *Server) record(r Request) {

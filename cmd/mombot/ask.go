@@ -85,6 +85,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if opts.RequestTimeout, err = fc.requestTimeout(); err != nil {
 		return nil, nil, nil, err
 	}
+	if opts.Window, opts.CacheTTL, err = fc.window(e.getenv, c.mem.maxTurns); err != nil {
+		return nil, nil, nil, err
+	}
 	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
 		return nil, nil, nil, err
 	}

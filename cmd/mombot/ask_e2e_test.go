@@ -47,6 +47,26 @@ func TestAskE2E(t *testing.T) {
 	t.Run("Restart", func(t *testing.T) { testAskRestart(t, newAskFixture(t, bin)) })
 	t.Run("TwoPhones", func(t *testing.T) { testAskTwoPhones(t, newAskFixture(t, bin)) })
 	t.Run("SystemSender", func(t *testing.T) { testAskSystemSender(t, newAskFixture(t, bin)) })
+	t.Run("Window", func(t *testing.T) { testAskWindow(t, newAskFixture(t, bin)) })
+}
+
+// testAskWindow: the window of history sent is kept in the store, so one
+// process per message continues it. The store holds the last 10 turns;
+// the 12th message, after the window's first turn was dropped, is sent
+// with 3 of them, and the 13th with those and the 12th.
+func testAskWindow(t *testing.T, f *askFixture) {
+	f.claude.Respond(func(anthropictest.Request) anthropictest.Response { return anthropictest.Text("Noted.") })
+	var got []int
+	for i := range 13 {
+		got = append(got, len(f.askOnce(askErin, fmt.Sprintf("note %d", i))))
+	}
+	want := []int{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 7, 9}
+	if !slices.Equal(got, want) {
+		t.Errorf("messages sent:\n got %v\nwant %v", got, want)
+	}
+	if n := len(f.stored(askErin)); n != 20 {
+		t.Errorf("stored %d messages, want the 10 turns of the cap", n)
+	}
 }
 
 // testAskFollowUp: a follow-up sees the previous turn, as it was stored.

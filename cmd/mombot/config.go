@@ -43,6 +43,11 @@ type fileConfig struct {
 	// nil means voice notes are not set up (voice.go).
 	Transcription *transcriptionConfig `json:"transcription"`
 
+	// Window bounds the history sent with each message, and CacheTTL is
+	// the prompt cache lifetime policy (see window.go).
+	Window   windowConfig `json:"window"`
+	CacheTTL string       `json:"cache_ttl"`
+
 	dir string // the configuration file's folder
 }
 
