@@ -134,7 +134,7 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 // the API says may be retried (429, 5xx, 529, a timed-out attempt).
 const apiRetries = 2
 
-const askUsage = `Usage: mombot ask --from PHONE [--image FILE] [flags] MESSAGE
+const askUsage = `Usage: mombot ask --from PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
 
 Sends MESSAGE to the assistant as the family member with that phone, with
 their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
@@ -148,6 +148,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.registerFrom(fs)
 	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
+	docPath := fs.String("document", "", "a file to send with the message (PDF, or plain text: .txt, .csv, .md)")
+	voicePath := fs.String("voice", "", "a voice note (OGG/Opus) to transcribe and send (needs \"transcription\" in the configuration)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), askUsage)
 		fs.PrintDefaults()
@@ -165,6 +167,9 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("ask: %w", err)
 		}
 		in.Image = img
+	}
+	if err := readKinds(&in, *docPath, *voicePath); err != nil { // voice.go
+		return fmt.Errorf("ask: %w", err)
 	}
 	a, _, store, err := cfg.open(ctx, e)
 	if err != nil {
@@ -194,7 +199,8 @@ func askError(ctx context.Context, err error) error {
 		return nil
 	case ctx.Err() != nil:
 		return errAskInterrupted
-	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge):
+	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge),
+		refusedKind(err): // voice.go
 		return errAskRefused
 	case errors.Is(err, apology.ErrTimeout):
 		return errAskTimedOut
