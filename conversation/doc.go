@@ -16,4 +16,9 @@
 // base64 images and documents by short text placeholders. Persistence is a
 // [Store]; the stores live in sub-packages (jsonfile, sqlite, redis) and all
 // run the conformance suite in package storetest.
+//
+// Apart from the conversations, every store remembers each person's recent
+// messages both ways by id for a week ([RecentMessages]), so that a reply
+// quoting one of them can be given its text after the conversation expired;
+// [Memory.Clear] forgets them too.
 package conversation

@@ -14,7 +14,7 @@ const (
 	DefaultMaxAge        = 24 * time.Hour
 	DefaultMaxAttempts   = 6
 	DefaultRetryDelay    = 2 * time.Second
-	DefaultMaxMediaBytes = 16 << 20
+	DefaultMaxMediaBytes = 20 << 20 // the largest PDF the assistant reads
 	DefaultResumeEvery   = time.Minute
 )
 
@@ -129,7 +129,8 @@ type Config struct {
 	// RetryDelay is the backoff before the second attempt; it doubles for
 	// each attempt after that. Default DefaultRetryDelay.
 	RetryDelay time.Duration
-	// MaxMediaBytes bounds the size of a downloaded photo. Default
+	// MaxMediaBytes bounds the size of a downloaded photo, voice note or
+	// document; a larger one is answered with what the limit is. Default
 	// DefaultMaxMediaBytes.
 	MaxMediaBytes int64
 
