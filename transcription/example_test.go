@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"testing"
 
 	"github.com/mombot/mombot/transcription"
 	"github.com/mombot/mombot/transcription/transcriptiontest"
@@ -19,8 +18,6 @@ func (e *exampleT) done() {
 		f()
 	}
 }
-
-var _ interface{ Cleanup(func()) } = (*testing.T)(nil)
 
 func Example() {
 	t := &exampleT{}
