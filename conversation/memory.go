@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +182,9 @@ func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message)
 // A turn for the system sender is not stored, and Save returns nil. A turn
 // that would break the history (see [ValidateTurn]), or whose extra keys are
 // not valid JSON, is rejected with an error wrapping [ErrInvalidTurn] and
-// nothing is stored.
+// nothing is stored; so is a turn that reuses a tool_use id of a turn that
+// stays in the history next to it (the API wants ids unique across a
+// request), which the store checks as it appends.
 func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if err := CheckPhone(phone); err != nil {
 		return err
@@ -206,50 +207,12 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if err := ValidateTurn(clean.Messages); err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
-	now := m.now()
-	if err := m.checkIDsUnique(ctx, phone, clean, now); err != nil {
-		return fmt.Errorf("conversation: save turn: %w", err)
-	}
-	if err := m.store.Append(ctx, phone, clean, now, m.lim); err != nil {
+	// The store checks, in the step that appends, that the turn's
+	// tool_use ids are not in use: see Store.Append.
+	if err := m.store.Append(ctx, phone, clean, m.now(), m.lim); err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
 	return nil
-}
-
-// checkIDsUnique rejects a turn that reuses a tool_use id of a turn that
-// stays in the history next to it: the API wants ids unique across a request,
-// and [Repair] would drop such a turn on a later load.
-func (m *Memory) checkIDsUnique(ctx context.Context, phone string, turn Turn, now time.Time) error {
-	if !hasToolUse(turn) {
-		return nil
-	}
-	c, err := m.store.Load(ctx, phone)
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if Expired(c.LastActive, now, m.lim.Timeout) {
-		return nil
-	}
-	ids := map[string]bool{}
-	for _, t := range c.Turns[max(0, len(c.Turns)-m.lim.MaxTurns+1):] {
-		reusesID(t, ids)
-	}
-	if reusesID(turn, ids) {
-		return fmt.Errorf("%w: a tool_use id of this turn is already in the conversation's history; ids must be unique", ErrInvalidTurn)
-	}
-	return nil
-}
-
-func hasToolUse(t Turn) bool {
-	for _, msg := range t.Messages {
-		if msg.Role == RoleAssistant && bytes.Contains(msg.Content, []byte(`"tool_use"`)) {
-			return true
-		}
-	}
-	return false
 }
 
 // Clear deletes phone's conversation and the recent messages the store

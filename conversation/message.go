@@ -87,7 +87,11 @@ func (m Message) encode(b *bytes.Buffer, stored bool) error {
 	b.WriteString(`{"role":`)
 	b.Write(quote(m.Role))
 	b.WriteString(`,"content":`)
-	b.Write(compact(m.Content))
+	if needsCompact(m.Content) {
+		b.Write(compact(m.Content))
+	} else {
+		b.Write(m.Content)
+	}
 	if stored {
 		if err := encodeExtra(b, m.Extra, "role", "content"); err != nil {
 			return fmt.Errorf("conversation: message %w", err)
@@ -229,6 +233,11 @@ func ParseBlock(raw json.RawMessage) (Block, error) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return Block{}, err
 	}
+	return blockFrom(f, raw)
+}
+
+// blockFrom is ParseBlock after the block's members are read into f.
+func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 	if f.Type == nil {
 		return Block{}, errors.New(`content block has no "type"`)
 	}
@@ -290,7 +299,7 @@ func (m Message) Blocks() ([]Block, error) {
 	}
 	out := make([]Block, len(raws))
 	for i, r := range raws {
-		if out[i], err = ParseBlock(r); err != nil {
+		if out[i], err = parseValidBlock(r); err != nil {
 			return nil, fmt.Errorf("block %d: %w", i, err)
 		}
 	}
@@ -319,6 +328,9 @@ func rawBlocks(content json.RawMessage) ([]json.RawMessage, error) {
 	if len(content) == 0 || content[0] != '[' {
 		return nil, errors.New("content is neither a string nor an array of blocks")
 	}
+	if raws, ok := splitArray(content); ok {
+		return raws, nil
+	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(content, &raws); err != nil {
 		return nil, err
@@ -329,11 +341,26 @@ func rawBlocks(content json.RawMessage) ([]json.RawMessage, error) {
 // quote returns s as a JSON string, without HTML escaping, so that stored
 // text reads as it was written.
 func quote(s string) []byte {
+	if plain(s) {
+		out := make([]byte, 0, len(s)+2)
+		return append(append(append(out, '"'), s...), '"')
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// plain reports whether s is printable ASCII without a quote or a
+// backslash: a JSON string of it is s in quotes, with nothing escaped.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // compact returns raw without insignificant white space. Strings and their
@@ -350,18 +377,19 @@ func compact(raw []byte) []byte {
 	return b.Bytes()
 }
 
-// needsCompact reports whether raw has white space outside strings.
+// needsCompact reports whether raw has white space outside strings. It
+// jumps over strings from quote to quote, since they are most of a
+// message's bytes.
 func needsCompact(raw []byte) bool {
-	inString, escaped := false, false
-	for _, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\n' || c == '\t' || c == '\r'):
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			end, ok := skipString(raw, i)
+			if !ok {
+				return false // an unterminated string: no white space outside one
+			}
+			i = end - 1
+		case ' ', '\n', '\t', '\r':
 			return true
 		}
 	}

@@ -37,7 +37,11 @@ func Sanitize(m Message) (Message, error) {
 	if !json.Valid(content) {
 		return Message{}, errors.New("content is not valid JSON")
 	}
-	if len(content) > 0 && content[0] == '[' {
+	// Only image and document blocks are replaced: content that names
+	// neither type needs no parse of its blocks here (ValidateTurn parses
+	// them anyway).
+	if len(content) > 0 && content[0] == '[' &&
+		(bytes.Contains(content, []byte(`"image"`)) || bytes.Contains(content, []byte(`"document"`))) {
 		out, _, err := sanitizeBlocks(content)
 		if err != nil {
 			return Message{}, err
@@ -105,7 +109,7 @@ func sanitizeBlocks(content json.RawMessage) (json.RawMessage, bool, error) {
 }
 
 func sanitizeBlock(raw json.RawMessage) (json.RawMessage, bool, error) {
-	blk, err := ParseBlock(raw)
+	blk, err := parseValidBlock(raw) // raw is one of rawBlocks's
 	if err != nil {
 		return nil, false, err
 	}

@@ -148,6 +148,13 @@ type Store interface {
 	// Append saves turn at now as [AppendTurn] describes, atomically: a
 	// concurrent Append for the same phone is never lost, and once Append
 	// returns nil the turn is durable. On error nothing is changed.
+	//
+	// The turn has passed [ValidateTurn] ([Memory.Save] checks it), so a
+	// store may mark it as its own (see [Checksum]) and not validate it
+	// again on load. In the same atomic step Append refuses, with an error
+	// wrapping [ErrInvalidTurn], a turn that reuses a tool_use id of a
+	// turn that stays next to it ([KeptTurns], [CheckToolIDs]); stores keep
+	// each turn's ids so that this needs no load of the conversation.
 	Append(ctx context.Context, phone string, turn Turn, now time.Time, lim Limits) error
 
 	// Delete removes phone's conversation; it returns an error wrapping

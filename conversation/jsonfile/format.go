@@ -26,12 +26,73 @@ type entry struct {
 	// as it was, or left out if it was missing, rather than as a made-up
 	// time that other readers of the file would reject.
 	badTime *json.RawMessage
-	turns   []conversation.Turn
 	extra   map[string]json.RawMessage // other keys of the conversation object
 
 	// enc is the member's value as it is written in the file (indented),
-	// computed once per change so a save encodes only what changed.
+	// computed once per change so a save encodes only what changed. It is
+	// the only copy of the turns in memory, so the store holds about the
+	// file's size: a load takes the turns out of it again (see turns).
 	enc []byte
+	// turnsAt and turnsEnd are where the "turns" array lies in enc
+	// compacted, which is the bytes encode indented.
+	turnsAt, turnsEnd int
+	nturns            int
+	// ids holds each turn's tool_use ids, for Append's check that a new
+	// turn reuses none; nil if no turn has any.
+	ids [][]string
+}
+
+// turns returns the entry's turns, taken out of enc: its turns were
+// validated when they were parsed or saved, and enc holds them as
+// Turn.MarshalJSON wrote them, indented, so compacting gives those bytes
+// back to split without decoding. The turns share no memory with e.
+func (e *entry) turns() ([]conversation.Turn, error) {
+	if e.nturns == 0 {
+		return nil, nil
+	}
+	c := compactJSON(make([]byte, 0, len(e.enc)), e.enc)
+	if e.turnsEnd > len(c) {
+		return nil, errors.New("cached conversation is shorter than recorded")
+	}
+	turns, err := conversation.ParseStoredTurns(c[e.turnsAt:e.turnsEnd])
+	if err != nil {
+		return nil, fmt.Errorf("cached conversation: %w", err)
+	}
+	return turns, nil
+}
+
+// compactJSON appends src, valid JSON, to dst without the white space
+// outside strings. Strings are copied whole, found from quote to quote.
+func compactJSON(dst, src []byte) []byte {
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case ' ', '\n', '\t', '\r':
+			i++
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexByte(src[j:], '"')
+				if k < 0 {
+					return append(dst, src[i:]...) // not valid JSON; not ours
+				}
+				j += k
+				escapes := 0
+				for q := j - 1; q > i && src[q] == '\\'; q-- {
+					escapes++
+				}
+				j++
+				if escapes%2 == 0 {
+					break
+				}
+			}
+			dst = append(dst, src[i:j]...)
+			i = j
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
 }
 
 // state is the file's content, in file order.
@@ -102,8 +163,8 @@ func parse(data []byte, loc *time.Location) (*state, loadReport, error) {
 			rep.systemEntries++
 			continue
 		}
-		e := parseEntry(raw, loc, &rep)
-		if err := e.encode(loc); err != nil {
+		e, turns := parseEntry(raw, loc, &rep)
+		if err := e.encode(turns, loc); err != nil {
 			return nil, rep, err
 		}
 		st.put(phone, e)
@@ -117,10 +178,12 @@ func parse(data []byte, loc *time.Location) (*state, loadReport, error) {
 	return st, rep, nil
 }
 
-func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry {
+// parseEntry reads one member of the file; its turns are returned apart,
+// for encode, and are only kept in memory in the entry's encoding.
+func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) (*entry, []conversation.Turn) {
 	var obj map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
-		return &entry{raw: compactCopy(raw)}
+		return &entry{raw: compactCopy(raw)}, nil
 	}
 	e := &entry{}
 	if t, ok := readLastActive(obj, loc); ok {
@@ -155,7 +218,6 @@ func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry
 		rep.droppedTurns += dropped
 		rep.phones++
 	}
-	e.turns = turns
 	delete(obj, "last_active")
 	delete(obj, "turns")
 	if len(obj) > 0 {
@@ -164,7 +226,7 @@ func parseEntry(raw json.RawMessage, loc *time.Location, rep *loadReport) *entry
 			e.extra[k] = compactCopy(v)
 		}
 	}
-	return e
+	return e, turns
 }
 
 // readLastActive returns the conversation object's last_active time, if it
@@ -186,9 +248,12 @@ func compactCopy(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// encode sets e.enc: the member's value indented as it sits in the file,
-// two levels deep, the way Python's json.dump(indent=2) lays it out.
-func (e *entry) encode(loc *time.Location) error {
+// encode sets e.enc, for a conversation of turns: the member's value
+// indented as it sits in the file, two levels deep, the way Python's
+// json.dump(indent=2) lays it out. turns must be valid; what is needed of
+// them later is taken out of enc again.
+func (e *entry) encode(turns []conversation.Turn, loc *time.Location) error {
+	e.nturns, e.ids = len(turns), nil
 	var c bytes.Buffer
 	if e.raw != nil {
 		c.Write(e.raw)
@@ -204,8 +269,10 @@ func (e *entry) encode(loc *time.Location) error {
 			c.Write(*e.badTime)
 			c.WriteByte(',')
 		}
-		c.WriteString(`"turns":[`)
-		for i, t := range e.turns {
+		c.WriteString(`"turns":`)
+		e.turnsAt = c.Len()
+		c.WriteByte('[')
+		for i, t := range turns {
 			if i > 0 {
 				c.WriteByte(',')
 			}
@@ -214,8 +281,15 @@ func (e *entry) encode(loc *time.Location) error {
 				return err
 			}
 			c.Write(b)
+			if ids := t.ToolUseIDs(); ids != nil {
+				if e.ids == nil {
+					e.ids = make([][]string, len(turns))
+				}
+				e.ids[i] = ids
+			}
 		}
 		c.WriteByte(']')
+		e.turnsEnd = c.Len()
 		for _, k := range slices.Sorted(maps.Keys(e.extra)) {
 			c.WriteByte(',')
 			c.Write(quote(k))
@@ -228,7 +302,7 @@ func (e *entry) encode(loc *time.Location) error {
 	if err := json.Indent(&out, c.Bytes(), "  ", "  "); err != nil {
 		return fmt.Errorf("encode conversation: %w", err)
 	}
-	e.enc = out.Bytes()
+	e.enc = bytes.Clone(out.Bytes()) // not the buffer's spare capacity, which can be as much again
 	return nil
 }
 

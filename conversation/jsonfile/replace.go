@@ -18,17 +18,14 @@ func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time
 	replaced := false
 	err := s.update(ctx, func(st *state) error {
 		replaced = false
-		e := &entry{lastActive: last, turns: make([]conversation.Turn, len(c.Turns))}
+		e := &entry{lastActive: last}
 		if old, ok := st.entries[c.Phone]; ok && old.raw == nil {
 			if old.lastActive.After(last) {
 				return errUnchanged
 			}
 			e.extra = old.extra
 		}
-		for i, t := range c.Turns {
-			e.turns[i] = t.Clone()
-		}
-		if err := e.encode(s.loc); err != nil {
+		if err := e.encode(c.Turns, s.loc); err != nil {
 			return err
 		}
 		st.put(c.Phone, e)

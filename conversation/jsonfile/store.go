@@ -74,7 +74,9 @@ func (e noFileError) Error() string { return "no conversations file at " + e.pat
 func (e noFileError) Unwrap() error { return fs.ErrNotExist }
 
 // Store is the conversations.json store of the original design. It keeps
-// the whole file in memory and rewrites it atomically on every change.
+// the whole file in memory, each conversation once, as it is written in the
+// file (about 1.1 times the file's size), and rewrites the file atomically
+// on every change.
 //
 // A Store is safe for concurrent use by many goroutines, and several
 // processes may open the same file: changes are ordered by a lock file next
@@ -408,10 +410,11 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		if !ok || e.raw != nil {
 			return conversation.ErrNotFound
 		}
-		c = conversation.Conversation{Phone: phone, LastActive: e.lastActive, Turns: make([]conversation.Turn, len(e.turns))}
-		for i, t := range e.turns {
-			c.Turns[i] = t.Clone()
+		turns, err := e.turns()
+		if err != nil {
+			return err
 		}
+		c = conversation.Conversation{Phone: phone, LastActive: e.lastActive, Turns: turns}
 		return nil
 	})
 	if err != nil {
@@ -425,13 +428,25 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	now = now.Truncate(time.Microsecond) // the file's precision
 	err := s.update(ctx, func(st *state) error {
 		e := &entry{lastActive: now}
+		turns := []conversation.Turn{turn}
 		if old, ok := st.entries[phone]; ok && old.raw == nil {
+			if ids := turn.ToolUseIDs(); len(ids) > 0 && old.ids != nil {
+				var inUse []string
+				for _, own := range old.ids[old.nturns-conversation.KeptTurns(old.nturns, old.lastActive, now, lim):] {
+					inUse = append(inUse, own...)
+				}
+				if err := conversation.CheckToolIDs(ids, inUse); err != nil {
+					return err
+				}
+			}
+			oldTurns, err := old.turns()
+			if err != nil {
+				return err
+			}
 			e.extra = old.extra
-			e.turns = conversation.AppendTurn(old.turns, old.lastActive, turn.Clone(), now, lim)
-		} else {
-			e.turns = []conversation.Turn{turn.Clone()}
+			turns = conversation.AppendTurn(oldTurns, old.lastActive, turn, now, lim)
 		}
-		if err := e.encode(s.loc); err != nil {
+		if err := e.encode(turns, s.loc); err != nil {
 			return err
 		}
 		st.put(phone, e)
@@ -504,7 +519,7 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 		out = make([]conversation.Summary, 0, len(st.order))
 		for _, p := range st.order {
 			if e := st.entries[p]; e.raw == nil {
-				out = append(out, conversation.Summary{Phone: p, LastActive: e.lastActive, Turns: len(e.turns)})
+				out = append(out, conversation.Summary{Phone: p, LastActive: e.lastActive, Turns: e.nturns})
 			}
 		}
 		return nil

@@ -24,10 +24,15 @@ type Store struct {
 
 	mu    sync.Mutex
 	convs map[string]conversation.Conversation
+	// ids holds the tool_use ids of each stored turn, by phone, in step
+	// with convs, for Append's check.
+	ids map[string][][]string
 }
 
 // New returns an empty store.
-func New() *Store { return &Store{convs: map[string]conversation.Conversation{}} }
+func New() *Store {
+	return &Store{convs: map[string]conversation.Conversation{}, ids: map[string][][]string{}}
+}
 
 func clone(c conversation.Conversation) conversation.Conversation {
 	turns := make([]conversation.Turn, len(c.Turns))
@@ -54,10 +59,24 @@ func (s *Store) Append(_ context.Context, phone string, turn conversation.Turn, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.convs[phone]
+	ids := turn.ToolUseIDs()
+	kept := s.ids[phone][len(c.Turns)-conversation.KeptTurns(len(c.Turns), c.LastActive, now, lim):]
+	if len(ids) > 0 {
+		var inUse []string
+		for _, own := range kept {
+			inUse = append(inUse, own...)
+		}
+		if err := conversation.CheckToolIDs(ids, inUse); err != nil {
+			return fmt.Errorf("memstore: %w", err)
+		}
+	}
 	c.Phone = phone
 	c.Turns = conversation.AppendTurn(c.Turns, c.LastActive, turn.Clone(), now, lim)
 	c.LastActive = now
 	s.convs[phone] = c
+	// AppendTurn keeps the last of the kept turns and the new one, as
+	// many as it returns.
+	s.ids[phone] = append(slices.Clone(kept), ids)[len(kept)+1-len(c.Turns):]
 	return nil
 }
 
@@ -69,6 +88,7 @@ func (s *Store) Delete(_ context.Context, phone string) error {
 		return fmt.Errorf("memstore: %w", conversation.ErrNotFound)
 	}
 	delete(s.convs, phone)
+	delete(s.ids, phone)
 	return nil
 }
 
@@ -78,6 +98,7 @@ func (s *Store) Expire(_ context.Context, phone string, cutoff time.Time) error 
 	defer s.mu.Unlock()
 	if c, ok := s.convs[phone]; ok && !c.LastActive.After(cutoff) {
 		delete(s.convs, phone)
+		delete(s.ids, phone)
 	}
 	return nil
 }

@@ -56,7 +56,10 @@ func benchPhone(i int) string { return fmt.Sprintf("+1%010d", i) }
 
 // benchPrefix returns the prefix of phones conversations of benchTurns
 // turns each, last active at storetest.Start, populating them on first use
-// with pipelines of a thousand phones.
+// with pipelines of a thousand phones. The turns are plain JSON, as an
+// older version wrote them, so History here takes the path that decodes
+// and validates them; conversation/storebench measures turns this version
+// saved.
 func benchPrefix(b *testing.B, phones int) string {
 	b.Helper()
 	benchMu.Lock()

@@ -5,16 +5,28 @@
 // # Keys
 //
 // Every key starts with [Options].Prefix ("mombot:" by default). A phone's
-// conversation is a pair of keys:
+// conversation is three keys:
 //
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
+//	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
+//
+// A turn saved by this version starts with a member "_mombot" that holds a
+// format version, the CRC-32C of the rest and the turn's tool_use ids in hex
+// ({"_mombot":"1 9f3a01c2 746f6f6c755f31","messages":[...]}). A load splits
+// a turn whose checksum matches without decoding or validating it again
+// (it was validated as it was saved) and validates any other, and a save
+// checks that a new turn reuses no tool id of the turns it joins from the
+// ids list, without moving the turns through Lua; the list is built again
+// from the turns when it is not in step with them (turns saved by an older
+// version, which reads such a turn as one with an extra key and knows
+// nothing of the ids list).
 //
 // A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
 // key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
 // the store's connections.
 //
-// Both keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
+// The keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that
 // people who never come back do not stay in Redis and no sweeper is needed;
 // whether a conversation is over is decided by [conversation.Memory] from
@@ -24,10 +36,10 @@
 // # Atomicity
 //
 // A save is one Lua script: it restarts the conversation if the stored last
-// activity is older than the timeout, pushes the turn, trims the list to the
-// turn cap and sets both keys' TTL. [Store.Expire] is a script too that
+// activity is older than the timeout, pushes the turn, trims the lists to the
+// turn cap and sets the keys' TTL. [Store.Expire] is a script too that
 // deletes only if the stored last activity is at or before the cutoff, and
-// [Store.Load] reads both keys in one script. Redis runs a script alone, so
+// [Store.Load] reads both keys in one MULTI/EXEC. Redis runs a script alone, so
 // two replicas saving for one phone, or a save racing an expiry, never leave
 // a conversation half written. Listing uses SCAN, never KEYS, and so does
 // not stop the server.

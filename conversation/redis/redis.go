@@ -54,7 +54,7 @@ type Options struct {
 	// database; "" means DefaultPrefix.
 	//
 	// The Store talks to one Redis server, not to a Redis Cluster. Its
-	// scripts use both keys of a conversation, which on a cluster must
+	// scripts use all keys of a conversation, which on a cluster must
 	// hash to one slot: a prefix with a hash tag, such as "{mombot}:",
 	// would keep every key in one slot. Per-phone hash tags ("{+1415...}")
 	// would spread the keys but rename those of existing data, so they are
@@ -232,6 +232,12 @@ func (s *Store) Close() error {
 
 func (s *Store) lastKey(phone string) string  { return s.prefix + "last:" + phone }
 func (s *Store) turnsKey(phone string) string { return s.prefix + "turns:" + phone }
+func (s *Store) idsKey(phone string) string   { return s.prefix + "ids:" + phone }
+
+// keys returns the keys of phone's conversation, as the scripts take them.
+func (s *Store) keys(phone string) []string {
+	return []string{s.lastKey(phone), s.turnsKey(phone), s.idsKey(phone)}
+}
 
 // globEscape escapes the characters that SCAN's MATCH pattern gives a
 // meaning, so that a prefix is matched literally.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -97,19 +99,31 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{prefix + "last:+14155551234", prefix + "turns:+14155551234"}
+	want := []string{prefix + "ids:+14155551234", prefix + "last:+14155551234", prefix + "turns:+14155551234"}
 	if strings.Join(slices.Sorted(slices.Values(keys)), " ") != strings.Join(want, " ") {
 		t.Fatalf("keys = %q, want %q", keys, want)
 	}
+	want = want[1:]
 	if got, _ := rdb.Get(ctx, want[0]).Result(); got != fmt.Sprint(now.UnixMicro()) {
 		t.Errorf("last activity = %q, want %d", got, now.UnixMicro())
 	}
-	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || !strings.HasPrefix(got[0], `{"messages":[{"role":"user","content":"hi"}`) {
-		t.Errorf("turns = %q", got)
+	// The element is the turn's JSON behind a header member: the format
+	// version, the checksum of the turn's JSON and its tool ids (none).
+	data, err := turn("hi", "hello").MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantElem := fmt.Sprintf(`{"_mombot":"1 %x",%s`, conversation.Checksum(data), data[1:])
+	if got, _ := rdb.LRange(ctx, want[1], 0, -1).Result(); len(got) != 1 || got[0] != wantElem || !json.Valid([]byte(got[0])) {
+		t.Errorf("turns = %q, want [%q]", got, wantElem)
+	}
+	// Beside it, the ids list: the same checksum and the tool ids (none).
+	if got, _ := rdb.LRange(ctx, prefix+"ids:+14155551234", 0, -1).Result(); len(got) != 1 || got[0] != fmt.Sprintf("%x", conversation.Checksum(data)) {
+		t.Errorf("ids = %q, want [%x]", got, conversation.Checksum(data))
 	}
 }
 
-// TestTTL shows that both keys get the timeout as TTL, that every save
+// TestTTL shows that the keys get the timeout as TTL, that every save
 // renews it, and that Redis then removes the conversation on its own.
 func TestTTL(t *testing.T) {
 	prefix := newPrefix(t)
@@ -117,7 +131,7 @@ func TestTTL(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	keys := []string{prefix + "last:" + phone, prefix + "turns:" + phone}
+	keys := []string{prefix + "last:" + phone, prefix + "turns:" + phone, prefix + "ids:" + phone}
 	lim := conversation.Limits{Timeout: 10 * time.Minute, MaxTurns: 10}
 
 	checkTTL := func(when string) {
@@ -165,7 +179,7 @@ func TestTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n, err := rdb.Exists(ctx, prefix+"last:+14155550000", prefix+"turns:+14155550000").Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(ctx, prefix+"last:+14155550000", prefix+"turns:+14155550000", prefix+"ids:+14155550000").Result(); err != nil || n != 0 {
 		t.Fatalf("%d keys left after the TTL (err %v), want 0", n, err)
 	}
 }
@@ -652,6 +666,109 @@ func (srv *silentServer) handle(c net.Conn) {
 			io.WriteString(c, "-ERR unknown command 'HELLO'\r\n")
 		case "CLIENT":
 			io.WriteString(c, "+OK\r\n")
+		}
+	}
+}
+
+// TestEditedAndOldElements: an element changed since it was saved (its
+// checksum no longer matches) is decoded and validated, and dropped when
+// invalid; the tool ids of an element from an older version (no header)
+// are read from its JSON by the append script.
+func TestEditedAndOldElements(t *testing.T) {
+	var logs bytes.Buffer
+	prefix := newPrefix(t)
+	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	key := prefix + "turns:" + phone
+	now := storetest.Start
+	for _, text := range []string{"first", "second"} {
+		if err := s.Append(ctx, phone, turn(text, "ok"), now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elem, err := rdb.LIndex(ctx, key, 1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Same header, same shape: only the checksum tells that it changed.
+	edited := strings.Replace(elem, `{"role":"user","content":"second"}`, `{"role":"assistant","content":"second"}`, 1)
+	if edited == elem {
+		t.Fatalf("element %q does not hold the expected message", elem)
+	}
+	if err := rdb.LSet(ctx, key, 1, edited).Err(); err != nil {
+		t.Fatal(err)
+	}
+	old := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}
+	data, err := old.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.RPush(ctx, key, data).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(turnTexts(c), ","); got != "first,find" {
+		t.Fatalf("Load kept turns %q, want first,find", got)
+	}
+	if c.Turns[1].Extra != nil {
+		t.Fatalf("the old element's turn has extra keys %v", c.Turns[1].Extra)
+	}
+	if !strings.Contains(logs.String(), "dropped=1") {
+		t.Fatalf("log = %q, want a warning with dropped=1", logs.String())
+	}
+	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
+	if err := s.Append(ctx, phone, again, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a tool id of an old element reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+	if n, _ := rdb.LLen(ctx, key).Result(); n != 3 {
+		t.Fatalf("a refused append left %d elements, want 3", n)
+	}
+	// The next save builds the ids list again, in step with the turns, and
+	// the one after reads it.
+	for _, id := range []string{"toolu_new", "toolu_newer"} {
+		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("new", id, "r", "ok")}, now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, _ := rdb.LRange(ctx, prefix+"ids:"+phone, 0, -1).Result()
+	if len(ids) != 5 || !strings.HasPrefix(ids[2], "- ") || !strings.HasSuffix(ids[4], " "+hex.EncodeToString([]byte("toolu_newer"))) {
+		t.Fatalf("ids list = %q, want 5 entries in step with the turns", ids)
+	}
+	if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_new", "r", "ok")}, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a reused id read from the ids list: Append err = %v, want ErrInvalidTurn", err)
+	}
+}
+
+// TestOlderVersionReadsElements: an element with the header member is still
+// a turn to a reader that knows nothing of it, with one more extra key.
+func TestOlderVersionReadsElements(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	want := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_1", "found", "here")}
+	if err := s.Append(ctx, "+1", want, storetest.Start, lim); err != nil {
+		t.Fatal(err)
+	}
+	elem, err := rdb.LIndex(ctx, prefix+"turns:+1", 0).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got conversation.Turn
+	if err := json.Unmarshal([]byte(elem), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := conversation.ValidateTurn(got.Messages); err != nil || len(got.Messages) != 4 || len(got.Extra) != 1 {
+		t.Fatalf("decoded as %d messages (%v), extra %v", len(got.Messages), err, got.Extra)
+	}
+	for i := range got.Messages {
+		if !got.Messages[i].Equal(want.Messages[i]) {
+			t.Fatalf("message %d = %s, want %s", i, got.Messages[i].Content, want.Messages[i].Content)
 		}
 	}
 }

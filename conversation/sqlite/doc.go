@@ -10,6 +10,13 @@
 // an expired conversation, adds the turn and drops the oldest turns beyond
 // the cap, committed with synchronous=FULL so it survives a power cut.
 //
+// A turn's row keeps the CRC-32C of its JSON (the sum column) and its
+// tool_use ids (tool_ids): a load splits a row whose checksum matches
+// without decoding or validating it again, since it was validated as it was
+// saved, and validates any other (rows from before the column, or edited by
+// hand); a save checks that a new turn reuses no tool id of the turns it
+// joins from tool_ids, without reading the turns.
+//
 // The database runs in WAL mode with a busy timeout, so readers never wait
 // for a writer, and several processes may share one file: writers queue on
 // SQLite's lock instead of failing. The schema is created and upgraded by

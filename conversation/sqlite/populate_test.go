@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/mombot/mombot/conversation"
 )
 
 // populate writes phones conversations of turns text turns each, last active
 // at last, straight into the tables in one transaction: far faster than as
-// many Appends, each of which is a durable commit.
+// many Appends, each of which is a durable commit. The rows are as Append
+// writes them, checksum and tool ids included, so loads take the path of
+// turns this version saved.
 func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 	tb.Helper()
 	tx, err := db.Begin()
@@ -21,7 +25,7 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tr, err := tx.Prepare(`INSERT INTO turns (phone, seq, json) VALUES (?, ?, ?)`)
+	tr, err := tx.Prepare(`INSERT INTO turns (phone, seq, json, sum, tool_ids) VALUES (?, ?, ?, ?, '[]')`)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -36,7 +40,7 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 			tb.Fatal(err)
 		}
 		for i, d := range data {
-			if _, err := tr.Exec(phone, i+1, d); err != nil {
+			if _, err := tr.Exec(phone, i+1, d, int64(conversation.Checksum(d))); err != nil {
 				tb.Fatal(err)
 			}
 		}

@@ -9,7 +9,7 @@ const (
 	// from one snapshot: a save committed meanwhile is seen whole or not
 	// at all. A conversation without turns gives one row, json NULL.
 	queryLoad = `
-		SELECT c.last_active, t.json
+		SELECT c.last_active, t.json, t.sum
 		FROM conversations c LEFT JOIN turns t ON t.phone = c.phone
 		WHERE c.phone = ?1
 		ORDER BY t.seq`
@@ -20,10 +20,17 @@ const (
 	queryDeleteTurns = `DELETE FROM turns WHERE phone = ?1`
 
 	queryInsertTurn = `
-		INSERT INTO turns (phone, seq, json)
-		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2)`
+		INSERT INTO turns (phone, seq, json, sum, tool_ids)
+		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2, ?3, ?4)`
 
-	queryInsertTurnAt = `INSERT INTO turns (phone, seq, json) VALUES (?1, ?2, ?3)`
+	queryInsertTurnAt = `INSERT INTO turns (phone, seq, json, sum, tool_ids) VALUES (?1, ?2, ?3, ?4, ?5)`
+
+	// queryToolIDs returns the tool_use ids of the newest ?2 turns (all
+	// with -1), and the json of those that predate the tool_ids column.
+	queryToolIDs = `
+		SELECT tool_ids, CASE WHEN tool_ids IS NULL THEN json END
+		FROM turns WHERE phone = ?1
+		ORDER BY seq DESC LIMIT ?2`
 
 	// queryCapTurns keeps the newest ?2+1 turns: it deletes those older
 	// than the (?2+1)-th newest. With fewer turns the subquery is NULL and

@@ -12,7 +12,7 @@ import (
 
 var _ conversation.RecentMessages = (*Store)(nil)
 
-// The statements of the recent messages (migration 0003). Each reaches its
+// The statements of the recent messages (migration 0004). Each reaches its
 // rows through an index; TestRecentQueryPlans holds them to that.
 const (
 	queryRememberRecent = `

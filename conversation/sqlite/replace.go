@@ -16,13 +16,17 @@ var _ conversation.Replacer = (*Store)(nil)
 // transaction: it reads the stored last activity, and unless that is newer
 // deletes the conversation's rows and writes c's.
 func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time.Duration) (bool, error) {
-	data := make([][]byte, len(c.Turns))
+	// Turns that all pass conversation.Repair as they are get their
+	// checksums, so that loads need not validate them again; otherwise
+	// every load validates them.
+	_, dropped := conversation.Repair(c.Turns)
+	data := make([]row, len(c.Turns))
 	for i, t := range c.Turns {
-		b, err := t.MarshalJSON()
+		r, err := newRow(t, dropped == 0)
 		if err != nil {
 			return false, fmt.Errorf("sqlite: replace: %w", err)
 		}
-		data[i] = b
+		data[i] = r
 	}
 	if err := s.lockWrite(ctx); err != nil {
 		return false, fmt.Errorf("sqlite: replace: %w", err)
@@ -35,7 +39,7 @@ func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time
 	return replaced, nil
 }
 
-func (s *Store) replace(ctx context.Context, phone string, last int64, turns [][]byte) (bool, error) {
+func (s *Store) replace(ctx context.Context, phone string, last int64, turns []row) (bool, error) {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, see dsn
 	if err != nil {
 		return false, err
@@ -59,7 +63,7 @@ func (s *Store) replace(ctx context.Context, phone string, last int64, turns [][
 		return false, err
 	}
 	for i, t := range turns {
-		if _, err := tx.ExecContext(ctx, queryInsertTurnAt, phone, i+1, t); err != nil {
+		if _, err := tx.ExecContext(ctx, queryInsertTurnAt, phone, i+1, t.json, t.sum, t.ids); err != nil {
 			return false, err
 		}
 	}

@@ -46,6 +46,11 @@ type Options struct {
 type Store struct {
 	db  *sql.DB
 	log *slog.Logger
+	// load is queryLoad prepared once, and prepared the statements of a
+	// save: a load or a save is short enough that preparing its statements
+	// each time is a good part of its cost.
+	load     *sql.Stmt
+	prepared map[string]*sql.Stmt
 
 	// write is a one-slot semaphore held around every write. SQLite
 	// allows one writer per file anyway; queueing this process's writers
@@ -106,7 +111,18 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 
-	return &Store{db: db, log: o.Logger, write: make(chan struct{}, 1)}, nil
+	s := &Store{db: db, log: o.Logger, prepared: map[string]*sql.Stmt{}, write: make(chan struct{}, 1)}
+	for _, q := range []string{queryLoad, queryLastActive, queryInsertConv, queryDeleteTurns,
+		queryTouchConv, queryInsertTurn, queryCapTurns, queryToolIDs} {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		s.prepared[q] = st
+	}
+	s.load = s.prepared[queryLoad]
+	return s, nil
 }
 
 // dsn returns the driver's name for the database at path with the settings
@@ -128,11 +144,19 @@ func dsn(path string, busy time.Duration) string {
 // result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		for _, st := range s.prepared {
+			st.Close()
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)
 		}
 	})
 	return s.closeErr
+}
+
+// stmt returns the prepared query for use in tx.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, s.prepared[query])
 }
 
 // lockWrite takes the write semaphore, or fails when ctx ends first.

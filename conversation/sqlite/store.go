@@ -11,21 +11,26 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-// Load implements [conversation.Store]. Rows that do not decode as a turn or
-// fail [conversation.ValidateTurn], such as rows edited by hand, are left out
-// and their number is logged as a warning.
+// Load implements [conversation.Store]. A row whose checksum matches was
+// validated when it was saved and is split into messages without decoding
+// again (see [conversation.ParseStoredTurn]). The others (rows written
+// before this version, or edited since) are decoded and, if any, every turn
+// is passed through [conversation.Repair]: those that do not decode or fail
+// [conversation.ValidateTurn] are left out and their number is logged as a
+// warning.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	rows, err := s.db.QueryContext(ctx, queryLoad, phone)
+	rows, err := s.load.QueryContext(ctx, phone)
 	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
 	}
 	defer rows.Close()
-	c := conversation.Conversation{Phone: phone}
-	found, undecodable := false, 0
+	c := conversation.Conversation{Phone: phone, Turns: make([]conversation.Turn, 0, conversation.DefaultMaxTurns)}
+	found, undecodable, foreign := false, 0, false
 	for rows.Next() {
 		var last int64
 		var data []byte
-		if err := rows.Scan(&last, &data); err != nil {
+		var sum sql.NullInt64
+		if err := rows.Scan(&last, &data, &sum); err != nil {
 			return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
 		}
 		found = true
@@ -33,6 +38,13 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		if data == nil { // a conversation row without turns
 			continue
 		}
+		if sum.Valid && uint32(sum.Int64) == conversation.Checksum(data) {
+			if t, err := conversation.ParseStoredTurn(data); err == nil {
+				c.Turns = append(c.Turns, t)
+				continue
+			}
+		}
+		foreign = true
 		var t conversation.Turn
 		if err := json.Unmarshal(data, &t); err != nil {
 			undecodable++
@@ -46,8 +58,11 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	if !found {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", conversation.ErrNotFound)
 	}
-	// Rows may have been written by another program or an older version;
-	// a history with a broken turn would make every later request fail.
+	if !foreign {
+		return c, nil
+	}
+	// Rows written by another program or an older version: a history with
+	// a broken turn would make every later request fail.
 	var invalid int
 	c.Turns, invalid = conversation.Repair(c.Turns)
 	if dropped := undecodable + invalid; dropped > 0 {
@@ -57,11 +72,42 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	return c, nil
 }
 
+// row is a turn as the turns table holds it.
+type row struct {
+	json []byte
+	sum  any // int64, or nil for a turn that was not validated
+	ids  string
+	own  []string // the turn's tool_use ids
+}
+
+// newRow encodes turn; trusted says whether it was validated, so that its
+// checksum may be stored.
+func newRow(turn conversation.Turn, trusted bool) (row, error) {
+	data, err := turn.MarshalJSON()
+	if err != nil {
+		return row{}, err
+	}
+	r := row{json: data, own: turn.ToolUseIDs()}
+	if trusted {
+		r.sum = int64(conversation.Checksum(data))
+	}
+	ids, err := json.Marshal(r.own)
+	if err != nil {
+		return row{}, err
+	}
+	r.ids = string(ids)
+	if r.own == nil {
+		r.ids = "[]"
+	}
+	return r, nil
+}
+
 // Append implements [conversation.Store] in one BEGIN IMMEDIATE transaction
-// that writes the new turn's row, and deletes the rows of an expired
+// that checks the turn's tool_use ids against the kept turns' tool_ids,
+// writes the new turn's row, and deletes the rows of an expired
 // conversation or of turns beyond lim.MaxTurns.
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
-	data, err := turn.MarshalJSON()
+	r, err := newRow(turn, true)
 	if err != nil {
 		return fmt.Errorf("sqlite: append: %w", err)
 	}
@@ -69,13 +115,13 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 		return fmt.Errorf("sqlite: append: %w", err)
 	}
 	defer s.unlockWrite()
-	if err := s.append(ctx, phone, data, now, lim); err != nil {
+	if err := s.append(ctx, phone, r, now, lim); err != nil {
 		return fmt.Errorf("sqlite: append: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) append(ctx context.Context, phone string, data []byte, now time.Time, lim conversation.Limits) error {
+func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, lim conversation.Limits) error {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, see dsn
 	if err != nil {
 		return err
@@ -83,35 +129,79 @@ func (s *Store) append(ctx context.Context, phone string, data []byte, now time.
 	defer tx.Rollback()
 
 	var last int64
-	err = tx.QueryRowContext(ctx, queryLastActive, phone).Scan(&last)
+	err = s.stmt(ctx, tx, queryLastActive).QueryRowContext(ctx, phone).Scan(&last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, queryInsertConv, phone, now.UnixNano())
+		_, err = s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano())
 	case err != nil:
 		return err
 	default:
 		// conversation.AppendTurn's rule: a save into an expired
 		// conversation starts a new one.
 		if conversation.Expired(time.Unix(0, last), now, lim.Timeout) {
-			if _, err := tx.ExecContext(ctx, queryDeleteTurns, phone); err != nil {
+			if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
 				return err
 			}
+		} else if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, queryTouchConv, phone, now.UnixNano())
+		_, err = s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano())
 	}
 	if err != nil {
 		return err
 	}
 
-	if _, err := tx.ExecContext(ctx, queryInsertTurn, phone, data); err != nil {
+	if _, err := s.stmt(ctx, tx, queryInsertTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids); err != nil {
 		return err
 	}
 	if lim.MaxTurns > 0 {
-		if _, err := tx.ExecContext(ctx, queryCapTurns, phone, lim.MaxTurns-1); err != nil {
+		if _, err := s.stmt(ctx, tx, queryCapTurns).ExecContext(ctx, phone, lim.MaxTurns-1); err != nil {
 			return err
 		}
 	}
 	return tx.Commit()
+}
+
+// checkToolIDs refuses ids that a turn staying next to the new one holds
+// (see conversation.KeptTurns), reading their tool_ids column; rows from
+// before it have their json decoded instead.
+func checkToolIDs(ctx context.Context, tx *sql.Tx, toolIDs *sql.Stmt, phone string, ids []string, lim conversation.Limits) error {
+	if len(ids) == 0 || lim.MaxTurns == 1 {
+		return nil
+	}
+	keep := -1
+	if lim.MaxTurns > 0 {
+		keep = lim.MaxTurns - 1
+	}
+	rows, err := tx.StmtContext(ctx, toolIDs).QueryContext(ctx, phone, keep)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var inUse []string
+	for rows.Next() {
+		var stored sql.NullString
+		var data []byte
+		if err := rows.Scan(&stored, &data); err != nil {
+			return err
+		}
+		if stored.Valid {
+			var own []string
+			if err := json.Unmarshal([]byte(stored.String), &own); err != nil {
+				return fmt.Errorf("tool_ids: %w", err)
+			}
+			inUse = append(inUse, own...)
+			continue
+		}
+		var t conversation.Turn
+		if json.Unmarshal(data, &t) == nil { // one that does not decode is dropped on load
+			inUse = append(inUse, t.ToolUseIDs()...)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return conversation.CheckToolIDs(ids, inUse)
 }
 
 // Delete implements [conversation.Store].

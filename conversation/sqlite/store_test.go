@@ -170,3 +170,67 @@ func TestCorruptRowsRepaired(t *testing.T) {
 		t.Fatalf("log = %q, want a warning with dropped=3 and the phone masked", l)
 	}
 }
+
+// TestEditedRowsValidated: a row changed since it was saved (its checksum
+// no longer matches) is decoded and validated like a row of an older
+// version, and dropped when invalid; the rows around it are kept.
+func TestEditedRowsValidated(t *testing.T) {
+	var logs bytes.Buffer
+	s, path := open(t, &sqlite.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	now := time.Now()
+	const phone = "+14155551234"
+	for _, text := range []string{"first", "second", "third"} {
+		if err := s.Append(ctx, phone, turn(text, "ok"), now, lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := rawDB(t, path)
+	// Same shape, checksum kept: only the checksum tells that it changed.
+	edited := `{"messages":[{"role":"assistant","content":"second"}]}`
+	if _, err := db.Exec(`UPDATE turns SET json = ? WHERE phone = ? AND seq = 2`, edited, phone); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range c.Turns {
+		got = append(got, tr.Messages[0].Text())
+	}
+	if strings.Join(got, ",") != "first,third" {
+		t.Fatalf("Load kept turns %q, want [first third]", got)
+	}
+	if !strings.Contains(logs.String(), "dropped=1") {
+		t.Fatalf("log = %q, want a warning with dropped=1", logs.String())
+	}
+}
+
+// TestToolIDsOfOldRowsChecked: rows written before the tool_ids column have
+// their json read for the check that a new turn reuses no id.
+func TestToolIDsOfOldRowsChecked(t *testing.T) {
+	s, path := open(t, nil)
+	ctx := context.Background()
+	now := time.Now()
+	const phone = "+14155551234"
+	if err := s.Append(ctx, phone, turn("hello", "hi"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	old := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}
+	data, err := old.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rawDB(t, path).Exec(`INSERT INTO turns (phone, seq, json) VALUES (?, 2, ?)`, phone, data); err != nil {
+		t.Fatal(err)
+	}
+	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
+	if err := s.Append(ctx, phone, again, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a tool id of an old row reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+	c, err := s.Load(ctx, phone)
+	if err != nil || len(c.Turns) != 2 {
+		t.Fatalf("Load = %d turns, %v; want the 2 stored", len(c.Turns), err)
+	}
+}

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 		{"Placeholders", testPlaceholders},
 		{"ByteStability", testByteStability},
 		{"InvalidTurnsRejected", testInvalidTurns},
+		{"ToolIDsUnique", testToolIDsUnique},
 		{"InvalidPhone", testInvalidPhone},
 		{"PersistenceAcrossReopen", testReopen},
 		{"TurnExtraKept", testTurnExtra},
@@ -489,6 +490,59 @@ func testInvalidTurns(t *testing.T, e *env) {
 	e.save("+14155551234", TextTurn("and?", "and that's it")...)
 	if err := conversation.ValidateTurn(e.history("+14155551234")); err != nil {
 		t.Fatalf("the history after a partial turn is not valid: %v", err)
+	}
+}
+
+// testToolIDsUnique: a turn that reuses a tool_use id of a turn that stays
+// next to it is refused and changes nothing, also when two such turns are
+// saved at once; an id of a turn that the cap drops, or of an expired
+// conversation, may come back.
+func testToolIDsUnique(t *testing.T, e *env) {
+	e.reopen(&conversation.Options{MaxTurns: 3})
+	first := ToolTurn("look up a", "toolu_a", "found a", "a")
+	e.save("+14155551234", first...)
+	e.save("+14155551234", TextTurn("thanks", "welcome")...)
+	err := e.mem.SaveTurn(ctx(), "+14155551234", ToolTurn("again", "toolu_a", "found a", "a"))
+	if !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a reused tool_use id: SaveTurn err = %v, want ErrInvalidTurn", err)
+	}
+	if h := e.history("+14155551234"); len(h) != 6 {
+		t.Fatalf("a refused turn changed the history: %d messages, want 6", len(h))
+	}
+	// Another phone may use the same id.
+	e.save("+14155555678", ToolTurn("look up a", "toolu_a", "found a", "a")...)
+	// With a cap of 3, the turn holding toolu_a drops out as the next turn
+	// is saved, so its id may come back.
+	e.save("+14155551234", ToolTurn("look up b", "toolu_b", "found b", "b")...)
+	e.save("+14155551234", ToolTurn("look up a again", "toolu_a", "found a", "a")...)
+	if err := conversation.ValidateTurn(e.history("+14155551234")); err != nil {
+		t.Fatalf("history after an id came back: %v", err)
+	}
+	// After the conversation expired, every id is free.
+	e.clock.Advance(conversation.DefaultTimeout + time.Second)
+	e.save("+14155551234", ToolTurn("new day", "toolu_b", "found b", "b")...)
+
+	// Of two turns with one id saved at once, one is stored.
+	e.reopen(&conversation.Options{})
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = e.mem.SaveTurn(ctx(), "+14150000000", ToolTurn(fmt.Sprint("racer ", i), "toolu_race", "r", "ok"))
+		})
+	}
+	wg.Wait()
+	saved := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			saved++
+		case !errors.Is(err, conversation.ErrInvalidTurn):
+			t.Fatalf("concurrent save: %v", err)
+		}
+	}
+	if h := e.history("+14150000000"); saved != 1 || len(h) != 4 {
+		t.Fatalf("of 4 turns saved at once with one tool id, %d succeeded and %d messages are stored; want 1 and 4", saved, len(h))
 	}
 }
 

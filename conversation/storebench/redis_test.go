@@ -1,0 +1,165 @@
+package storebench_test
+
+import (
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/redis"
+)
+
+// redisDB is one populated key prefix, shared by the run's benchmarks.
+type redisDB struct {
+	mem    *conversation.Memory
+	rdb    *goredis.Client // a bare client, for the floors
+	prefix string
+}
+
+var (
+	redisMu  sync.Mutex
+	redisDBs = map[int]*redisDB{}
+)
+
+// floorKeys is the number of keys that the read floor's GETs pick from,
+// each holding the bytes of a whole conversation.
+const floorKeys = 1000
+
+// ttl is the lifetime of the populated keys, so that they go away even if
+// the clean-up does not run.
+const ttl = 2 * time.Hour
+
+func redisURL(b *testing.B) string {
+	b.Helper()
+	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
+	if url == "" {
+		b.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the benchmark may write to, such as redis://127.0.0.1:6379/0")
+	}
+	return url
+}
+
+// redisFor returns a prefix of people conversations: the first saved
+// through the store, the others copies of its keys (DUMP and RESTORE,
+// whatever the keys are), in pipelines of a thousand people.
+func redisFor(b *testing.B, people int) *redisDB {
+	b.Helper()
+	url := redisURL(b)
+	redisMu.Lock()
+	defer redisMu.Unlock()
+	if d, ok := redisDBs[people]; ok {
+		return d
+	}
+	opts, err := goredis.ParseURL(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rdb := goredis.NewClient(opts)
+	prefix := fmt.Sprintf("mombot-bench:%s:", randomText())
+	atExit(func() {
+		deleteKeys(rdb, prefix)
+		rdb.Close()
+	})
+	s, err := redis.Open(ctx(), url, &redis.Options{Prefix: prefix, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	atExit(func() { s.Close() })
+	mem, err := conversation.New(s, &conversation.Options{Now: clock})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(b, mem, phone(0))
+
+	start := time.Now()
+	keys, err := rdb.Keys(ctx(), prefix+"*").Result()
+	if err != nil || len(keys) == 0 {
+		b.Fatalf("keys of the first conversation: %v, %v", keys, err)
+	}
+	dumps := make([]string, len(keys))
+	for i, k := range keys {
+		if dumps[i], err = rdb.Dump(ctx(), k).Result(); err != nil {
+			b.Fatal(err)
+		}
+		if err := rdb.PExpire(ctx(), k, ttl).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for lo := 1; lo < people; lo += 1000 {
+		pipe := rdb.Pipeline()
+		for p := lo; p < min(lo+1000, people); p++ {
+			for i, k := range keys {
+				pipe.Restore(ctx(), strings.Replace(k, phone(0), phone(p), 1), ttl, dumps[i])
+			}
+		}
+		if _, err := pipe.Exec(ctx()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	all, _ := conversationBytes(b)
+	pipe := rdb.Pipeline()
+	for k := range floorKeys {
+		pipe.Set(ctx(), fmt.Sprintf("%sfloor:%d", prefix, k), all, ttl)
+	}
+	if _, err := pipe.Exec(ctx()); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("redis: populated %d people in %v", people, time.Since(start).Round(time.Millisecond))
+	d := &redisDB{mem: mem, rdb: rdb, prefix: prefix}
+	redisDBs[people] = d
+	return d
+}
+
+// deleteKeys removes every key under prefix.
+func deleteKeys(rdb *goredis.Client, prefix string) {
+	iter := rdb.Scan(ctx(), 0, prefix+"*", 1000).Iterator()
+	var batch []string
+	for iter.Next(ctx()) {
+		if batch = append(batch, iter.Val()); len(batch) == 1000 {
+			rdb.Unlink(ctx(), batch...)
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		rdb.Unlink(ctx(), batch...)
+	}
+}
+
+// BenchmarkRedis measures the Redis store against one GET of a whole
+// conversation's bytes (History) and one SET of one turn's (SaveTurn), on
+// the same server.
+func BenchmarkRedis(b *testing.B) {
+	all, one := conversationBytes(b)
+	for _, people := range sizes {
+		b.Run(fmt.Sprintf("people=%d/op=History", people), func(b *testing.B) {
+			d := redisFor(b, people)
+			measure(b, func() {
+				h, err := d.mem.History(ctx(), phone(mrand.IntN(people)))
+				checkHistory(b, h, err)
+			}, func() {
+				v, err := d.rdb.Get(ctx(), fmt.Sprintf("%sfloor:%d", d.prefix, mrand.IntN(floorKeys))).Bytes()
+				if err != nil || len(v) != len(all) {
+					b.Fatalf("floor GET: %d bytes, %v", len(v), err)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("people=%d/op=SaveTurn", people), func(b *testing.B) {
+			d := redisFor(b, people)
+			var turn []conversation.Message
+			measurePrepared(b, func() { turn = nextTurn() }, func() {
+				if err := d.mem.SaveTurn(ctx(), phone(mrand.IntN(people)), turn); err != nil {
+					b.Fatal(err)
+				}
+			}, func() {
+				if err := d.rdb.Set(ctx(), fmt.Sprintf("%sfloorw:%d", d.prefix, mrand.IntN(people)), one, ttl).Err(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
