@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/phone"
 )
 
 // Defaults of [Options].
@@ -55,8 +56,11 @@ type Options struct {
 	// Tools are the tools offered to the model; nil means none.
 	Tools *Registry
 	// Locker serialises each sender's messages; nil means a new
-	// [LocalLocker]. Replicas of one deployment share one Locker.
-	Locker Locker
+	// [delivery.Local]. Replicas of one deployment share one Locker (on
+	// Redis). When the caller of Handle holds the sender's lock already
+	// and says so with [delivery.WithLock], as the WhatsApp server does,
+	// that lock is used and not taken again.
+	Locker delivery.Locker
 	// Logger receives one record per message handled and the detail of
 	// every failure; nil means no logging. Phones are masked and keys are
 	// never logged.
@@ -130,7 +134,7 @@ type Assistant struct {
 	family  map[string]Person
 	loc     *time.Location
 	tools   *Registry
-	locker  Locker
+	locker  delivery.Locker
 	log     *slog.Logger
 	now     func() time.Time
 	prefix  []byte // the request body up to the first message
@@ -200,7 +204,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		o.Location = time.UTC
 	}
 	if o.Locker == nil {
-		o.Locker = &LocalLocker{}
+		o.Locker = &delivery.Local{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -311,13 +315,13 @@ const SystemName = "system"
 // person returns who sent a message from phone, as the message names them:
 // their configured name, SystemName for the system sender, or else their
 // masked number.
-func (a *Assistant) person(phone string) Person {
-	p := a.configured(phone)
+func (a *Assistant) person(from string) Person {
+	p := a.configured(from)
 	switch {
-	case phone == conversation.SystemSender:
+	case from == conversation.SystemSender:
 		p.Name = SystemName
 	case p.Name == "":
-		p.Name = conversation.MaskPhone(phone)
+		p.Name = phone.Mask(from)
 	}
 	return p
 }
@@ -356,7 +360,7 @@ func (a *Assistant) configured(phone string) Person {
 // nothing.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
-	log := a.log.With("phone", conversation.MaskPhone(in.From))
+	log := a.log.With("phone", phone.Mask(in.From))
 	if err := conversation.CheckPhone(in.From); err != nil {
 		log.Warn("assistant: refused message", "err", err)
 		err = fmt.Errorf("assistant: handle: %w", err)
@@ -377,13 +381,20 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	// so that the sender's messages take it in the order they came.
 	system := in.From == conversation.SystemSender
 	if !system {
-		unlock, err := a.locker.Lock(ctx, in.From)
+		held, unlock, err := delivery.Lock(ctx, a.locker, in.From)
 		if err != nil {
 			log.Warn("assistant: waiting for the sender's previous message", "err", err)
 			err = fmt.Errorf("assistant: handle: lock: %w", err)
 			return Reply{Text: ErrorMessage(err)}, err
 		}
 		defer unlock()
+		// A lock shared by replicas may be lost (its holder cut off from
+		// Redis); the next holder answers, so this one stops, saving
+		// nothing.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		defer context.AfterFunc(held, func() { cancel(context.Cause(held)) })()
 	}
 	// The deadline starts once the sender's turn has come, so that each
 	// message gets the whole of it; the lock is held no longer than it

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"

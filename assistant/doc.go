@@ -83,8 +83,10 @@
 // # Order
 //
 // Messages from one sender are handled one at a time, in arrival order,
-// through a [Locker]; different senders run in parallel. [LocalLocker] does
-// this within one process.
+// through a [delivery.Locker]; different senders run in parallel.
+// [delivery.Local] does this within one process, the Redis one across
+// replicas; a caller that holds the sender's lock already (the WhatsApp
+// server) passes it down with [delivery.WithLock], so it is taken once.
 //
 // # Performance
 //

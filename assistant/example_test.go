@@ -87,15 +87,3 @@ func (weather) Run(_ context.Context, c assistant.Call) (string, error) {
 	}
 	return "Sunny in " + in.City + ", 18°C.", nil
 }
-
-func ExampleLocalLocker() {
-	var l assistant.LocalLocker
-	unlock, err := l.Lock(context.Background(), "+14155551234")
-	if err != nil {
-		panic(err)
-	}
-	// ... load the history, call the API, save the turn ...
-	unlock()
-	fmt.Println("done")
-	// Output: done
-}

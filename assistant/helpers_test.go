@@ -16,6 +16,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
+	"github.com/mombot/mombot/phone"
 )
 
 const (
@@ -40,11 +41,11 @@ func checkLog(t testing.TB, log string) {
 	}
 	for _, p := range testPhones {
 		if strings.Contains(log, p) || strings.Contains(log, p[1:]) {
-			t.Errorf("the phone %s is in the log unmasked", conversation.MaskPhone(p))
+			t.Errorf("the phone %s is in the log unmasked", phone.Mask(p))
 		}
 	}
 	if m := unmasked.FindString(log); m != "" {
-		t.Errorf("a phone number is in the log unmasked: %s", conversation.MaskPhone(m))
+		t.Errorf("a phone number is in the log unmasked: %s", phone.Mask(m))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/delivery"
 )
 
 func pngBytes(t testing.TB) []byte {
@@ -88,18 +89,18 @@ func TestImageAtLimit(t *testing.T) {
 	}
 }
 
-// hookLocker is a LocalLocker that calls locked once a caller holds a lock.
+// hookLocker is a delivery.Local that calls locked once a caller holds a lock.
 type hookLocker struct {
-	assistant.LocalLocker
+	delivery.Local
 	locked func(key string)
 }
 
-func (l *hookLocker) Lock(ctx context.Context, key string) (func(), error) {
-	unlock, err := l.LocalLocker.Lock(ctx, key)
+func (l *hookLocker) Lock(ctx context.Context, key string) (context.Context, func(), error) {
+	held, unlock, err := l.Local.Lock(ctx, key)
 	if err == nil {
 		l.locked(key)
 	}
-	return unlock, err
+	return held, unlock, err
 }
 
 // A photo's message is built (its picture encoded, which takes a while for

@@ -2,8 +2,6 @@ package assistant_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,84 +9,8 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/delivery"
 )
-
-func TestLocalLockerOrder(t *testing.T) {
-	var l assistant.LocalLocker
-	ctx := context.Background()
-	unlock, err := l.Lock(ctx, "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	for i := range 5 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			u, err := l.Lock(ctx, "a")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			u()
-		}()
-		waitQueued(t, &l, "a", i+2)
-	}
-	// Another key is not held up.
-	ub, err := l.Lock(ctx, "b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ub()
-	unlock()
-	wg.Wait()
-	if fmt.Sprint(order) != "[0 1 2 3 4]" {
-		t.Errorf("order = %v, want arrival order", order)
-	}
-	unlock() // a second call is harmless
-}
-
-// waitQueued waits until n callers hold or wait for key's lock.
-func waitQueued(t *testing.T, l *assistant.LocalLocker, key string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for assistant.QueueLen(l, key) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("never %d queued on %q", n, key)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-func TestLocalLockerCancel(t *testing.T) {
-	var l assistant.LocalLocker
-	unlock, _ := l.Lock(context.Background(), "a")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() {
-		_, err := l.Lock(ctx, "a")
-		done <- err
-	}()
-	waitQueued(t, &l, "a", 2)
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v", err)
-	}
-	unlock()
-	if n := assistant.QueueLen(&l, "a"); n != 0 {
-		t.Errorf("%d left queued", n)
-	}
-	u, err := l.Lock(context.Background(), "a")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u()
-}
 
 // Two messages from one person are handled one after the other, in order;
 // another person's message is not held up by them.
@@ -132,4 +54,55 @@ func TestOneSenderAtATime(t *testing.T) {
 	if len(h) != 4 || !strings.Contains(string(h[0].Content), "first") || !strings.Contains(string(h[2].Content), "second") {
 		t.Errorf("Erin's history = %s", dump(h))
 	}
+}
+
+// waitQueued waits until n callers hold or wait for key's lock.
+func waitQueued(t *testing.T, l *delivery.Local, key string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Queued(key) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("never %d queued on %q", n, key)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A message whose caller holds the sender's lock and passes it down
+// (delivery.WithLock) is handled under that lock, not after it; and once
+// that lock is lost, the assistant stops and saves nothing.
+func TestHeldLockPassedDown(t *testing.T) {
+	e := newEnv(t, nil)
+	held, unlock, err := e.a.Locker().Lock(context.Background(), erin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv.Enqueue(anthropictest.Text("ok"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.a.Handle(delivery.WithLock(context.Background(), erin, held), assistant.Inbound{From: erin, Text: "hi"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Handle waited for the lock its caller holds")
+	}
+	if h := e.history(erin); len(h) != 2 {
+		t.Fatalf("history has %d messages, want the turn saved", len(h))
+	}
+
+	lost, lose := context.WithCancelCause(context.Background())
+	lose(delivery.ErrLockLost)
+	e.srv.Enqueue(anthropictest.Text("never"))
+	if _, err := e.a.Handle(delivery.WithLock(context.Background(), erin, lost), assistant.Inbound{From: erin, Text: "again"}); err == nil {
+		t.Error("Handle under a lost lock succeeded")
+	}
+	if h := e.history(erin); len(h) != 2 {
+		t.Errorf("history has %d messages after a lost lock, want the earlier turn only", len(h))
+	}
+	unlock()
 }

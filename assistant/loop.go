@@ -12,7 +12,6 @@ import (
 	"unicode"
 
 	"github.com/anthropics/anthropic-sdk-go"
-
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/conversation"
 )

@@ -194,11 +194,6 @@ func TestMessageExtraStoredNotSent(t *testing.T) {
 }
 
 func TestPhones(t *testing.T) {
-	for phone, want := range map[string]string{"+14155551234": "+*******1234", "14155551234": "*******1234", "123": "***"} {
-		if got := conversation.MaskPhone(phone); got != want {
-			t.Errorf("MaskPhone(%q) = %q, want %q", phone, got, want)
-		}
-	}
 	if err := conversation.CheckPhone("+1 415"); err != nil {
 		t.Errorf("CheckPhone rejected an inner space: %v", err)
 	}
@@ -356,6 +351,39 @@ func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
 	}
 	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("History did not delete the expired conversation: %v", err)
+	}
+}
+
+// TestKey: a number's conversation is found however the number is written,
+// and a key stored as written is found as written.
+func TestKey(t *testing.T) {
+	ctx := context.Background()
+	store := memstore.New()
+	mem, err := conversation.New(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
+	for _, k := range []string{"+14155551234", "4155550000"} {
+		if err := store.Append(ctx, k, conversation.Turn{Messages: []conversation.Message{conversation.UserText("hi"), {Role: conversation.RoleAssistant, Content: []byte(`"hello"`)}}}, time.Now(), lim); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for number, want := range map[string]string{
+		"14155551234":       "+14155551234",
+		"+1 (415) 555-1234": "+14155551234",
+		"+14155551234":      "+14155551234",
+		"4155550000":        "4155550000", // stored as written by another program
+		"+4155550000":       "+4155550000",
+		"16505551234":       "+16505551234", // nothing stored: the normalised key
+		"system":            "system",
+	} {
+		if got, err := mem.Key(ctx, number); err != nil || got != want {
+			t.Errorf("Key(%q) = %q, %v; want %q", number, got, err, want)
+		}
+	}
+	if _, err := mem.Key(ctx, "+1\x00"); !errors.Is(err, conversation.ErrInvalidPhone) {
+		t.Errorf("Key of a NUL = %v, want ErrInvalidPhone", err)
 	}
 }
 

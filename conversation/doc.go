@@ -15,7 +15,16 @@
 // turns are dropped), never stores or loads the sender "system", and replaces
 // base64 images and documents by short text placeholders. Persistence is a
 // [Store]; the stores live in sub-packages (jsonfile, sqlite, redis) and all
-// run the conformance suite in package storetest.
+// run the conformance suite in package storetest; storeurl opens one from
+// its URL, and migrate copies conversations from one to another.
+//
+// A conversation's key is its phone number in E.164 form (package phone);
+// [Memory.Key] finds a number's conversation however the number is
+// written. [WriteTranscript] and [MarshalMessages] print a history for a
+// person and exactly as the API receives it.
+//
+// The package holds conversation memory only: how a WhatsApp message gets
+// to the assistant and its reply back is package delivery's.
 //
 // Apart from the conversations, every store remembers each person's recent
 // messages both ways by id for a week ([RecentMessages]), so that a reply

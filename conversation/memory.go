@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // Defaults of the original design (data model 001, "Constants").
@@ -272,28 +275,55 @@ func CheckPhone(phone string) error {
 	return nil
 }
 
-// MaskPhone returns phone with all but its last four characters hidden, for
-// logs and listings: "+14155551234" becomes "+*******1234".
-func MaskPhone(phone string) string {
-	r := []rune(phone)
-	if len(r) <= 4 {
-		return strings.Repeat("*", len(r))
-	}
-	start := 0
-	if r[0] == '+' {
-		start = 1
-	}
-	for i := start; i < len(r)-4; i++ {
-		r[i] = '*'
-	}
-	return string(r)
-}
-
 // Sweeper is implemented by stores that can delete every conversation last
 // active at or before cutoff in one go, so that people who never come back
 // do not stay on disk for ever.
 type Sweeper interface {
 	Sweep(ctx context.Context, cutoff time.Time) (deleted int, err error)
+}
+
+// Key returns the key under which the conversation of number is stored:
+// number in E.164 form (phone.Normalize), the way the assistant stores
+// it, so that "14155551234" and "+1 (415) 555-1234" find "+14155551234";
+// or number as written when only that is stored (a key another program
+// wrote, the system sender). It returns an error wrapping ErrInvalidPhone
+// when number cannot be a key.
+func (m *Memory) Key(ctx context.Context, number string) (string, error) {
+	if err := CheckPhone(number); err != nil {
+		return "", err
+	}
+	norm, err := phone.Normalize(number)
+	if err != nil || norm == number {
+		return number, nil
+	}
+	if _, err := m.store.Load(ctx, norm); !errors.Is(err, ErrNotFound) {
+		return norm, nil
+	}
+	if _, err := m.store.Load(ctx, number); err == nil {
+		return number, nil
+	}
+	return norm, nil
+}
+
+// SweepEvery calls Sweep now and every interval until ctx is done, so that
+// people who never come back do not stay on disk; it logs what it deletes
+// and its failures on log. Stores whose keys expire on their own (Redis)
+// are not Sweepers, and SweepEvery then does nothing but wait.
+func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		if n, err := m.Sweep(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("conversation: sweeping expired conversations failed", "err", err)
+		} else if n > 0 {
+			log.Info("conversation: swept expired conversations", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // Sweep deletes every conversation that has expired by now, if the store is

@@ -2,54 +2,14 @@ package whatsapp_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
-
-// downDedup is a Dedup that fails every call while down, as a Redis that
-// cannot be reached does.
-type downDedup struct {
-	mu   sync.Mutex
-	down bool
-	ids  map[string]bool
-}
-
-var errDedupDown = errors.New("downDedup: down")
-
-func (d *downDedup) Handled(_ context.Context, id string) (bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.down {
-		return false, errDedupDown
-	}
-	return d.ids[id], nil
-}
-
-func (d *downDedup) MarkHandled(_ context.Context, id string, _ time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.down {
-		return errDedupDown
-	}
-	if d.ids == nil {
-		d.ids = map[string]bool{}
-	}
-	d.ids[id] = true
-	return nil
-}
-
-func (d *downDedup) setDown(down bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.down = down
-}
 
 // waitFor polls cond until it holds, failing the test after a while.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -61,25 +21,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestAnsweredButNotRecordedIsNotAnsweredAgain: when neither the Dedup nor
-// the Queue can record that a message was answered, the passes that find it
-// still queued do not answer it again; once they work again it is recorded
-// and removed, still answered once.
+// TestAnsweredButNotRecordedIsNotAnsweredAgain: when the Inbox cannot
+// record that a message was answered (its Done, which also removes it,
+// fails), the passes that find it still queued do not answer it again;
+// once it works again it is recorded and removed, still answered once.
 func TestAnsweredButNotRecordedIsNotAnsweredAgain(t *testing.T) {
 	q := &memQueue{failAcks: true}
-	dedup := &downDedup{down: true}
 	h := newHarness(t, func(c *whatsapp.Config) {
-		c.Queue = q
+		c.Inbox = q
 		c.ResumeEvery = 5 * time.Millisecond
 	})
-	// The harness opens a DedupFile; this test's replaces it.
-	h.shutdown()
-	h.cfg.Dedup = dedup
-	srv, err := whatsapp.New(h.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.srv, h.shut = srv, false
 
 	if code := h.post(text(sheenaWaID, "wamid.once", "hello")); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)
@@ -93,18 +44,17 @@ func TestAnsweredButNotRecordedIsNotAnsweredAgain(t *testing.T) {
 	from := q.peeked()
 	waitFor(t, "later passes", func() bool { return q.peeked() >= from+3 })
 	if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
-		t.Fatalf("with the dedup and the queue down, sent %q: answered again", got)
+		t.Fatalf("with the inbox failing to record, sent %q: answered again", got)
+	}
+	if q.handled("wamid.once") {
+		t.Fatal("recorded as handled while Done fails")
 	}
 	// A redelivery meanwhile is not answered either.
 	h.post(text(sheenaWaID, "wamid.once", "hello"))
 
-	dedup.setDown(false)
 	q.set(func(q *memQueue) { q.failAcks = false })
 	waitFor(t, "the message to leave the queue", func() bool { return q.len() == 0 })
-	waitFor(t, "the message to be recorded", func() bool {
-		done, _ := dedup.Handled(context.Background(), "wamid.once")
-		return done
-	})
+	waitFor(t, "the message to be recorded", func() bool { return q.handled("wamid.once") })
 	h.shutdown()
 	if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
 		t.Errorf("sent %q, want one reply", got)
@@ -122,7 +72,7 @@ func TestReplyNotSentForNowIsSentLater(t *testing.T) {
 	t.Run("temporary", func(t *testing.T) {
 		q := &memQueue{}
 		h := newHarness(t, func(c *whatsapp.Config) {
-			c.Queue = q
+			c.Inbox = q
 			c.MaxAttempts = 2
 			c.ResumeEvery = 5 * time.Millisecond
 		})
@@ -148,7 +98,7 @@ func TestReplyNotSentForNowIsSentLater(t *testing.T) {
 	t.Run("permanent", func(t *testing.T) {
 		q := &memQueue{}
 		h := newHarness(t, func(c *whatsapp.Config) {
-			c.Queue = q
+			c.Inbox = q
 			c.ResumeEvery = 5 * time.Millisecond
 		})
 		h.graph.FailNextWith(1, graphtest.Failure{Status: http.StatusBadRequest, Code: 131047})

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/mombot/mombot/delivery"
 )
 
 // Defaults used for the zero values of [Config].
@@ -15,7 +17,7 @@ const (
 	DefaultMaxAttempts   = 6
 	DefaultRetryDelay    = 2 * time.Second
 	DefaultMaxMediaBytes = 20 << 20 // the largest PDF the assistant reads
-	DefaultResumeEvery   = time.Minute
+	DefaultResumeEvery   = delivery.DefaultResumeEvery
 )
 
 // MaxBodyBytes is the largest webhook body the server reads; a larger one
@@ -77,8 +79,10 @@ type Inbound struct {
 // at a time, in the order of their messages, and for different senders
 // concurrently, so implementations must be safe for concurrent use. ctx is
 // cancelled when a shutdown runs out of time, and when the sender's
-// [Locker] lock is lost (the next holder answers the message). On error the server logs it
-// and sends the sender apology.Message(err); the error text is never shown to
+// lock is lost (the next holder answers the message). ctx carries the
+// sender's lock (see [delivery.HeldLock]), held by the server throughout.
+// On error the server logs it and sends the sender apology.Message(err);
+// the error text is never shown to
 // them.
 type Responder interface {
 	Respond(ctx context.Context, msg Inbound) (reply string, err error)
@@ -136,7 +140,7 @@ type Config struct {
 
 	// Family maps the phone numbers allowed to talk to the assistant to
 	// the person's name (which may be empty). Numbers are normalised with
-	// NormalizePhone, so "+1 631-555-1181" matches the wa_id 16315551181.
+	// phone.Normalize, so "+1 631-555-1181" matches the wa_id 16315551181.
 	// Messages from other numbers are logged, masked, and ignored.
 	Family map[string]string
 	// MaxAge is how old a message may be and still be answered; older
@@ -146,35 +150,35 @@ type Config struct {
 
 	// Responder answers messages. Required.
 	Responder Responder
-	// Dedup remembers the ids of handled messages. Required; see
-	// OpenDedupFile.
-	Dedup Dedup
-	// Locker serialises each sender's messages across processes. Default:
-	// an in-process KeyMutex.
-	Locker Locker
-	// Queue holds each sender's messages from the acknowledgement of their
-	// delivery until they are answered. Set a durable one, so that no
-	// acknowledged message is lost: OpenQueueFile for one process, a
-	// shared one (on Redis) for replicas, which then also answer a
-	// sender's messages in the order delivered. Default: a queue in memory,
-	// which is NOT durable: the messages acknowledged but not answered
-	// when the process dies, or when a shutdown runs out of time, are lost,
-	// and Meta does not deliver them again. Should Queue fail to take a
-	// message, the delivery is refused with 503, so that Meta delivers it
-	// again later (with backoff, for up to seven days), unless
-	// MemoryFallback is set.
-	Queue Queue
-	// MemoryFallback, when Queue fails to take a message, holds the
+	// Inbox holds each sender's messages from the acknowledgement of
+	// their delivery until their reply is sent, and remembers the ids of
+	// those handled, so that a redelivery is not answered again. Set a
+	// durable one, so that no acknowledged message is lost:
+	// delivery.OpenFile for one process, a shared one (delivery/redis)
+	// for replicas, which then also answer a sender's messages in the
+	// order delivered. Default: a delivery.Memory, which is NOT durable:
+	// the messages acknowledged but not answered when the process dies,
+	// or when a shutdown runs out of time, are lost, and Meta does not
+	// deliver them again. Should the Inbox fail to take a message, the
+	// delivery is refused with 503, so that Meta delivers it again later
+	// (with backoff, for up to seven days), unless MemoryFallback is set.
+	Inbox delivery.Inbox
+	// Locker serialises each sender's messages across processes; the
+	// lock is passed down to the Responder (delivery.WithLock), which
+	// need not take it again. Default: a delivery.Local, for one process.
+	Locker delivery.Locker
+	// MemoryFallback, when the Inbox fails to take a message, holds the
 	// message in this process's memory and answers it all the same,
 	// rather than refusing its delivery: it is lost if the process dies
 	// before answering it, but answered now rather than when Meta next
-	// tries. Set it for a shared Queue (on Redis), so that replicas go on
-	// answering while it is down; leave it unset for a QueueFile, whose
-	// failure (a full disk) would otherwise put acknowledged messages in
-	// memory only. Once a sender has messages in memory, the sender's next
-	// ones join them there until they are answered, to keep their order.
+	// tries. Set it for a shared Inbox (on Redis), so that replicas go on
+	// answering while it is down; leave it unset for a delivery.File,
+	// whose failure (a full disk) would otherwise put acknowledged
+	// messages in memory only. Once a sender has messages in memory, the
+	// sender's next ones join them there until they are answered, to keep
+	// their order.
 	MemoryFallback bool
-	// ResumeEvery is how often the server looks in the Queue for senders
+	// ResumeEvery is how often the server looks in the Inbox for senders
 	// with messages nobody is answering (those a replica that died left);
 	// it also looks when it starts. Default DefaultResumeEvery.
 	ResumeEvery time.Duration
@@ -191,6 +195,10 @@ type Config struct {
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
+
+// shutdownLockWait is how long, once a shutdown has begun, a drain waits
+// for a sender's lock that another replica holds.
+var shutdownLockWait = delivery.DefaultShutdownLockWait
 
 // LogValue implements slog.LogValuer so that a Config can be logged: the
 // secrets are reported only as set or not.

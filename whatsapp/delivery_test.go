@@ -16,28 +16,6 @@ import (
 	"github.com/mombot/mombot/whatsapp"
 )
 
-// memDedup is a Dedup in memory.
-type memDedup struct {
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func (d *memDedup) Handled(ctx context.Context, id string) (bool, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.seen[id], nil
-}
-
-func (d *memDedup) MarkHandled(ctx context.Context, id string, at time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.seen == nil {
-		d.seen = map[string]bool{}
-	}
-	d.seen[id] = true
-	return nil
-}
-
 const (
 	ann, annWaID = "+15550000001", "15550000001"
 	bob, bobWaID = "+15550000002", "15550000002"

@@ -3,36 +3,28 @@
 // API client written on net/http.
 //
 // The [Server] checks every webhook delivery's X-Hub-Signature-256 against
-// the app secret, puts its messages in a durable [Queue] ([QueueFile] on
-// disk, or one shared by replicas), answers 200 once they are kept there
-// (503 when they cannot be, unless [Config.MemoryFallback] holds them in
-// memory), and answers them in the background: one sender's messages one at a time
-// and in order, different senders in parallel. A message leaves the Queue
-// only once its reply is sent and its id recorded as handled ([Dedup],
-// persisted by [DedupFile]), so a message acknowledged to Meta is answered
-// even if the process dies meanwhile: at least once, and exactly once
-// unless it dies between sending a reply and recording it. While the Dedup
-// or the Queue fails to record an answered message, the process remembers
-// it and does not answer it again; a reply the Graph API refuses for a
-// passing reason stays queued and is sent at a later pass. On start, and
-// every minute, the Server looks for messages left queued. Messages older
-// than [Config.MaxAge] are skipped, and only the family's phone numbers are
-// answered. Text, photos (downloaded from the Graph API), button and list
-// replies go to a [Responder]; other kinds of message get a short reply
-// saying what the assistant can read. One malformed message does not cost
-// the others of its delivery their answer, and a panic while answering is
-// logged and the sender gets an apology. Replies longer than WhatsApp's
-// 4,096 characters (UTF-16 code units, see [TextLength]) are split on
-// paragraph, line or word boundaries, and sends that meet a temporary error
-// (429, 5xx, a documented temporary Graph code such as the pair rate limit)
-// or get no answer at all are retried with backoff.
+// the app secret, keeps the family's messages in the delivery pipeline
+// (package delivery: a durable inbox, the per-sender lock, the record of
+// handled ids), answers 200 once they are kept (503 when they cannot be,
+// so that Meta delivers them again), and the pipeline answers them in the
+// background through this package's handler: it checks a message's age
+// (older than [Config.MaxAge]: skipped), downloads a photo, voice note or
+// document from the Graph API, asks the [Responder] (the assistant) for the reply, splits a reply
+// longer than WhatsApp's 4,096 characters (UTF-16 code units, see
+// [TextLength]) on paragraph, line or word boundaries, and sends it,
+// retrying with backoff a send that meets a temporary error (429, 5xx, a
+// documented temporary Graph code such as the pair rate limit) or gets no
+// answer at all. Text, photos, button and list replies, voice notes,
+// documents, locations, contact cards and videos' captions go to the
+// Responder, with the id of the message they reply to (kinds.go); stickers
+// and edit notices get no reply; other kinds of message get a short reply
+// saying what the assistant can read. The ids the Graph API gives the
+// replies sent are passed to a Responder that is a [SentRecorder]. One malformed message does not cost the others of its delivery
+// their answer, and a panic while answering is logged and the sender gets
+// an apology.
 //
-// Three seams exist for running several replicas: [Dedup], [Locker] and
-// [Queue]. The defaults here are for one process; shared implementations
-// (on Redis, for example) make a message answered once ([Dedup]), one
-// sender's messages handled one at a time ([Locker], which tells its holder
-// when it lost the lock) and in the order delivered ([Queue]) across
-// processes, and let one replica answer what another left when it died.
+// The path of a message, from POST /webhook to its reply, is the state
+// diagram of package delivery.
 //
 // Package graphtest is a fake Graph API for tests.
 package whatsapp

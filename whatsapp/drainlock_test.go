@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -21,7 +22,7 @@ type stuckLocker struct {
 	failing bool
 	busy    bool
 	calls   int
-	km      whatsapp.KeyMutex
+	km      delivery.Local
 }
 
 var errLockerDown = errors.New("stuckLocker: down")
@@ -54,7 +55,7 @@ func TestLockFailedLeavesTheSharedQueue(t *testing.T) {
 	q := &memQueue{}
 	locker := &stuckLocker{failing: true}
 	h := newHarness(t, func(c *whatsapp.Config) {
-		c.Queue, c.Locker = q, locker
+		c.Inbox, c.Locker = q, locker
 		c.ResumeEvery = 5 * time.Millisecond
 	})
 	if code := h.post(text(sheenaWaID, "wamid.nolock", "hello")); code != http.StatusOK {
@@ -87,7 +88,7 @@ func TestShutdownDoesNotWaitForAnotherHoldersLock(t *testing.T) {
 	defer whatsapp.SetShutdownLockWait(10 * time.Millisecond)()
 	q := &memQueue{}
 	locker := &stuckLocker{busy: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.Locker = q, locker })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.Locker = q, locker })
 	h.post(text(sheenaWaID, "wamid.elsewhere", "hello"))
 	waitFor(t, "the drain to wait for the lock", func() bool { return locker.count() >= 1 })
 	// A bound in case the shutdown waits for the lock, which is the bug.

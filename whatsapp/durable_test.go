@@ -101,8 +101,7 @@ func TestAbandonedMessageAnsweredAfterRestart(t *testing.T) {
 }
 
 // TestDuplicateQueuedTwiceAnsweredOnce: a redelivery that arrives while the
-// first copy waits in the queue is queued too, and skipped once the first
-// is answered.
+// first copy waits in the inbox is skipped, and the first answered once.
 func TestDuplicateQueuedTwiceAnsweredOnce(t *testing.T) {
 	h := newHarness(t)
 	started, release := make(chan string, 1), make(chan struct{})
@@ -308,7 +307,7 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 func TestQueueFailuresAreRetried(t *testing.T) {
 	t.Run("a few failures", func(t *testing.T) {
 		q := &memQueue{failPeeks: 2}
-		h := newHarness(t, func(c *whatsapp.Config) { c.Queue = q })
+		h := newHarness(t, func(c *whatsapp.Config) { c.Inbox = q })
 		h.post(text(sheenaWaID, "wamid.retry", "hello"))
 		h.shutdown()
 		if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
@@ -321,7 +320,7 @@ func TestQueueFailuresAreRetried(t *testing.T) {
 	t.Run("until the next pass", func(t *testing.T) {
 		q := &memQueue{failPeeks: 1000}
 		h := newHarness(t, func(c *whatsapp.Config) {
-			c.Queue = q
+			c.Inbox = q
 			c.ResumeEvery = 10 * time.Millisecond
 		})
 		h.post(text(sheenaWaID, "wamid.later", "hello"))
@@ -347,16 +346,19 @@ func TestQueueFailuresAreRetried(t *testing.T) {
 	})
 }
 
-// TestWithoutAQueue: with no Queue the Server queues in memory, says that
-// it is not durable, and says what a shutdown past its deadline loses.
+// TestWithoutAQueue: with no Inbox the Server queues in memory, says that
+// it is not durable, still answers a duplicate once, and says what a
+// shutdown past its deadline loses.
 func TestWithoutAQueue(t *testing.T) {
 	h := newHarness(t)
 	h.shutdown()
-	h.queuePath, h.cfg.Queue = "", nil
+	h.queuePath, h.cfg.Inbox = "", nil
 	h.start()
 	if !strings.Contains(h.logs.String(), "no durable queue") {
 		t.Error("New did not warn that the queue is not durable")
 	}
+	// Without a configured Inbox, duplicates are still answered once.
+	h.postFile("text.json")
 	h.postFile("text.json")
 	h.shutdown()
 	if n := len(h.graph.Sent()); n != 1 {

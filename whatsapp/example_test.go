@@ -9,19 +9,17 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
 // A server answering the family on WhatsApp: the wiring of a "serve"
 // command, with the secrets from the environment.
 func Example() {
-	dedup, err := whatsapp.OpenDedupFile("data/whatsapp-seen.json", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
 	// Messages acknowledged to Meta wait here until answered, through a
-	// crash or a restart.
-	inbox, err := whatsapp.OpenQueueFile("data/whatsapp-inbox.json", nil)
+	// crash or a restart, and the ids of those answered are kept here for
+	// seven days, so that Meta's redeliveries are not answered again.
+	inbox, err := delivery.OpenFile("data/whatsapp-inbox.json", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -34,8 +32,7 @@ func Example() {
 		Responder: whatsapp.ResponderFunc(func(ctx context.Context, msg whatsapp.Inbound) (string, error) {
 			return "Hello " + msg.Name + ", you said: " + msg.Text, nil
 		}),
-		Dedup: dedup,
-		Queue: inbox,
+		Inbox: inbox,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -36,7 +37,7 @@ func FuzzWebhook(f *testing.F) {
 		RetryDelay:    time.Millisecond,
 		Family:        map[string]string{sheena: "Sheena"},
 		Responder:     &recorder{},
-		Dedup:         &memDedup{},
+		Inbox:         &delivery.Memory{},
 		Logger:        quiet,
 		Now:           func() time.Time { return sampleTime },
 	})

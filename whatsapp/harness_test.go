@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -73,20 +75,19 @@ func (r *recorder) inbound() []whatsapp.Inbound {
 	return append([]whatsapp.Inbound(nil), r.got...)
 }
 
-// harness is a Server wired to a fake Graph API, a recorder, a dedup file
-// and a queue file in a temporary folder (unless the test sets its own
-// Queue) and a log buffer. At the end of the test it checks that no secret
+// harness is a Server wired to a fake Graph API, a recorder, an inbox
+// file in a temporary folder (unless the test sets its own Inbox) and a
+// log buffer. At the end of the test it checks that no secret
 // reached the log.
 type harness struct {
-	t         *testing.T
-	cfg       whatsapp.Config
-	srv       *whatsapp.Server
-	graph     *graphtest.Server
-	resp      *recorder
-	logs      *syncBuffer
-	dedupPath string
-	// queuePath is the QueueFile the Server uses; "" when the test set
-	// its own Queue (or none, for the Server's memory).
+	t     *testing.T
+	cfg   whatsapp.Config
+	srv   *whatsapp.Server
+	graph *graphtest.Server
+	resp  *recorder
+	logs  *syncBuffer
+	// queuePath is the inbox file the Server uses; "" when the test set
+	// its own Inbox (or none, for the Server's memory).
 	queuePath string
 	shut      bool
 }
@@ -98,9 +99,8 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 		graph:     graphtest.NewServer(t),
 		resp:      &recorder{},
 		logs:      &syncBuffer{},
-		dedupPath: filepath.Join(t.TempDir(), "whatsapp-seen.json"),
+		queuePath: filepath.Join(t.TempDir(), "whatsapp-inbox.json"),
 	}
-	h.queuePath = filepath.Join(filepath.Dir(h.dedupPath), "whatsapp-inbox.json")
 	h.cfg = whatsapp.Config{
 		AccessToken:   graphtest.Token,
 		PhoneNumberID: graphtest.PhoneNumberID,
@@ -117,7 +117,7 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	for _, f := range configure {
 		f(&h.cfg)
 	}
-	if h.cfg.Queue != nil {
+	if h.cfg.Inbox != nil {
 		h.queuePath = ""
 	}
 	h.start()
@@ -136,22 +136,17 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	return h
 }
 
-// start opens the dedup and queue files and starts a Server, as a process
-// would.
+// start opens the inbox file and starts a Server, as a process would.
 func (h *harness) start() {
 	h.t.Helper()
-	d, err := whatsapp.OpenDedupFile(h.dedupPath, &whatsapp.DedupFileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.cfg.Dedup = d
 	if h.queuePath != "" {
-		q, err := whatsapp.OpenQueueFile(h.queuePath, &whatsapp.QueueFileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
+		q, err := delivery.OpenFile(h.queuePath, &delivery.FileOptions{Now: h.cfg.Now, Logger: h.cfg.Logger})
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		h.cfg.Queue = q
+		h.cfg.Inbox = q
 	}
+	var err error
 	h.srv, err = whatsapp.New(h.cfg)
 	if err != nil {
 		h.t.Fatal(err)
@@ -159,8 +154,8 @@ func (h *harness) start() {
 	h.shut = false
 }
 
-// restart shuts the Server down and starts a new one on the same dedup
-// and queue files, fake Graph API and responder.
+// restart shuts the Server down and starts a new one on the same inbox
+// file, fake Graph API and responder.
 func (h *harness) restart() {
 	h.t.Helper()
 	h.shutdown()
@@ -247,3 +242,25 @@ func payload(entries ...[]string) []byte {
 func text(waID, id, body string) []byte {
 	return payload([]string{change(waID, textMessage(waID, id, body, sampleTime.Add(-time.Second)))})
 }
+
+// openQueue opens the inbox file at path, as the next process would.
+func openQueue(t *testing.T, path string) *delivery.File {
+	t.Helper()
+	q, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// keys returns the senders with messages in q.
+func keys(t *testing.T, q delivery.Inbox) []string {
+	t.Helper()
+	k, err := q.Keys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -256,7 +256,7 @@ func (s *Server) recordSent(ctx context.Context, log *slog.Logger, to, id, text 
 		log.Warn("whatsapp: the Graph API answered a send without a message id; a reply to it will not bring its text")
 		return
 	}
-	phone := NormalizePhone(to)
+	phone := normalize(to)
 	if phone == "" {
 		return
 	}

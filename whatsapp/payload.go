@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 // The webhook payload, as documented for the Cloud API's "messages" field:
@@ -159,8 +159,8 @@ type event struct {
 	eventKinds // kinds.go
 }
 
-// delivery is what one webhook request carries.
-type delivery struct {
+// webhook is what one webhook request carries.
+type webhook struct {
 	Object   string
 	Events   []event
 	Statuses int // status updates, which are ignored but for failures
@@ -199,7 +199,7 @@ type SendFailure struct {
 // LogValue implements slog.LogValuer; the recipient is masked.
 func (f SendFailure) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("to", conversation.MaskPhone(f.RecipientID)),
+		slog.String("to", phone.Mask(f.RecipientID)),
 		slog.String("id", f.MessageID),
 		slog.Int("code", f.Code),
 		slog.String("title", f.Title),
@@ -216,12 +216,12 @@ var errMalformed = errors.New("malformed webhook payload")
 // arrays in it) has the wrong shape, returns an error wrapping
 // errMalformed. An element of messages[] or statuses[] of the wrong shape
 // is only counted in Malformed and skipped.
-func parseDelivery(body []byte) (delivery, error) {
+func parseDelivery(body []byte) (webhook, error) {
 	var n notification
 	if err := json.Unmarshal(body, &n); err != nil {
-		return delivery{}, fmt.Errorf("%w: %v", errMalformed, err)
+		return webhook{}, fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	d := delivery{Object: n.Object}
+	d := webhook{Object: n.Object}
 	for _, e := range n.Entry {
 		for _, c := range e.Changes {
 			if c.Field != "" && c.Field != "messages" {
@@ -235,7 +235,7 @@ func parseDelivery(body []byte) (delivery, error) {
 }
 
 // parseChange adds the messages and failures of one change to d.
-func parseChange(d *delivery, v *changeValue) {
+func parseChange(d *webhook, v *changeValue) {
 	var contacts []contact
 	for _, raw := range v.Contacts {
 		var ct contact
@@ -252,7 +252,7 @@ func parseChange(d *delivery, v *changeValue) {
 		ev := event{
 			PhoneNumberID: v.Metadata.PhoneNumberID,
 			ID:            m.ID,
-			From:          NormalizePhone(m.From),
+			From:          normalize(m.From),
 			WaID:          m.From,
 			Time:          m.Timestamp.Time,
 			Type:          m.Type,
@@ -336,29 +336,6 @@ func classify(ev *event, m *wireMessage) {
 	}
 }
 
-// NormalizePhone returns phone as "+" and its digits, dropping spaces,
-// dashes, dots and brackets, so that "+1 (631) 555-1181" and the wa_id
-// "16315551181" are the same key. It returns "" when phone has anything else
-// or no digits.
-func NormalizePhone(phone string) string {
-	var b strings.Builder
-	b.Grow(len(phone) + 1)
-	b.WriteByte('+')
-	for i, r := range phone {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == '+' && i == 0, r == ' ', r == '-', r == '.', r == '(', r == ')':
-		default:
-			return ""
-		}
-	}
-	if b.Len() == 1 || b.Len() > 33 {
-		return ""
-	}
-	return b.String()
-}
-
 // sentAt returns when ev was sent, or else received; zero if neither is
 // known (a message queued by an older version). A time more than
 // FutureSlack after the receipt (a phone's clock set wrong) is replaced by
@@ -368,4 +345,11 @@ func (ev event) sentAt() time.Time {
 		return ev.Received
 	}
 	return ev.Time
+}
+
+// normalize returns a wa_id in E.164 form, or "" when it is not a phone
+// number (the message is then ignored).
+func normalize(waID string) string {
+	n, _ := phone.Normalize(waID)
+	return n
 }

@@ -14,15 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
-// memQueue is a Queue in memory, shared by the Servers of a test as a
-// Redis queue is by replicas. Every call fails while failing is set, the
-// next failPeeks calls of Peek fail, and Ack fails while failAcks is set.
+// memQueue is an Inbox in memory, shared by the Servers of a test as a
+// Redis inbox is by replicas. Every call fails while failing is set, the
+// next failPeeks calls of Peek fail, and Done fails while failAcks is set.
 type memQueue struct {
+	in delivery.Memory
+
 	mu        sync.Mutex
-	items     map[string][][]byte
 	failing   bool
 	failPeeks int
 	failAcks  bool
@@ -31,59 +33,46 @@ type memQueue struct {
 
 var errQueueDown = errors.New("memQueue: down")
 
-func (q *memQueue) Push(_ context.Context, key string, item []byte) error {
+func (q *memQueue) Push(ctx context.Context, m delivery.Message) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.failing {
 		return errQueueDown
 	}
-	if q.items == nil {
-		q.items = map[string][][]byte{}
-	}
-	q.items[key] = append(q.items[key], slices.Clone(item))
-	return nil
+	return q.in.Push(ctx, m)
 }
 
-func (q *memQueue) Peek(_ context.Context, key string) ([]byte, bool, error) {
+func (q *memQueue) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.peeks++
 	if q.failing || q.failPeeks > 0 {
 		q.failPeeks--
-		return nil, false, errQueueDown
+		return delivery.Message{}, false, errQueueDown
 	}
-	if len(q.items[key]) == 0 {
-		return nil, false, nil
-	}
-	return slices.Clone(q.items[key][0]), true, nil
+	return q.in.Peek(ctx, key)
 }
 
-func (q *memQueue) Ack(_ context.Context, key string, item []byte) error {
+func (q *memQueue) Done(ctx context.Context, key, id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.failing || q.failAcks {
 		return errQueueDown
 	}
-	if items := q.items[key]; len(items) > 0 && string(items[0]) == string(item) {
-		q.items[key] = items[1:]
-	}
-	return nil
+	return q.in.Done(ctx, key, id)
 }
 
-func (q *memQueue) Keys(context.Context) ([]string, error) {
+func (q *memQueue) Keys(ctx context.Context) ([]string, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.failing {
 		return nil, errQueueDown
 	}
-	var keys []string
-	for k, items := range q.items {
-		if len(items) > 0 {
-			keys = append(keys, k)
-		}
-	}
-	return keys, nil
+	return q.in.Keys(ctx)
 }
+
+// handled reports whether id is recorded as handled.
+func (q *memQueue) handled(id string) bool { return q.in.Handled(id) }
 
 // peeked returns the number of calls of Peek so far.
 func (q *memQueue) peeked() int {
@@ -99,16 +88,8 @@ func (q *memQueue) set(f func(q *memQueue)) {
 	f(q)
 }
 
-// len returns the number of items queued.
-func (q *memQueue) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := 0
-	for _, items := range q.items {
-		n += len(items)
-	}
-	return n
-}
+// len returns the number of messages queued.
+func (q *memQueue) len() int { return q.in.Len() }
 
 // pollLocker is a Locker whose waiters poll at random intervals, as those
 // of the Redis locker do, so they are not served in the order they came.
@@ -153,7 +134,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 		}
 		return "echo: " + in.Text, nil
 	}}
-	shared := func(c *whatsapp.Config) { c.Queue, c.Locker, c.Responder = q, locker, rec }
+	shared := func(c *whatsapp.Config) { c.Inbox, c.Locker, c.Responder = q, locker, rec }
 	servers := []*harness{newHarness(t, shared), newHarness(t, shared)}
 
 	if code := servers[0].post(text(sheenaWaID, "wamid.q1", "m1")); code != http.StatusOK {
@@ -188,7 +169,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 // deliveries in memory and still answers them, in order, and says so.
 func TestSharedQueueDown(t *testing.T) {
 	q := &memQueue{failing: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.MemoryFallback = q, true })
 	for _, code := range []int{h.post(text(sheenaWaID, "wamid.down1", "one")), h.post(text(sheenaWaID, "wamid.down2", "two"))} {
 		if code != http.StatusOK {
 			t.Errorf("delivery with the queue down: %d", code)
@@ -209,7 +190,7 @@ func TestSharedQueueDown(t *testing.T) {
 func TestQueueFailureKeepsOrder(t *testing.T) {
 	q := &memQueue{}
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.MemoryFallback = q, true })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.MemoryFallback = q, true })
 	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "A" {
 			started <- struct{}{}
@@ -232,7 +213,7 @@ func TestQueueFailureKeepsOrder(t *testing.T) {
 }
 
 // TestQueueFileFailureRefusesTheDelivery: without MemoryFallback, a
-// delivery whose message the QueueFile cannot write (a full disk) is
+// delivery whose message the inbox file cannot write (a full disk) is
 // refused with 503, so that Meta delivers it again, and not answered; the
 // redelivery, once the disk works, is.
 func TestQueueFileFailureRefusesTheDelivery(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/conversation/redis"
+	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/whatsapp"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // openRedis opens a store on MOMBOT_TEST_REDIS_URL under a key prefix of
@@ -59,15 +59,15 @@ func openRedis(t *testing.T, logger *slog.Logger) (*redis.Store, string, *goredi
 func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	var storeLogs syncBuffer
 	store, prefix, rdb := openRedis(t, slog.New(slog.NewTextHandler(&storeLogs, nil)))
-	q, err := store.Queue(time.Hour)
+	q, err := deliveryredis.NewInbox(store.Client(), &deliveryredis.InboxOptions{Prefix: store.Prefix(), QueueTTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	locker, err := store.Locker(&redis.LockerOptions{TTL: 300 * time.Millisecond})
+	locker, err := deliveryredis.NewLocker(store.Client(), &deliveryredis.LockerOptions{Prefix: store.Prefix(), TTL: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&storeLogs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Queue, c.Locker = q, locker })
+	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.Locker = q, locker })
 	started, release := make(chan string, 1), make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })

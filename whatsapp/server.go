@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,7 +17,8 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/apology"
-	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/phone"
 )
 
 // What the sender sees when the assistant cannot help: package apology's
@@ -35,13 +37,14 @@ var (
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
 //	               Config.Health fails), 503 once shutting down
 //
-// A delivery is answered 200 once its messages are in the [Queue] (or,
-// with Config.MemoryFallback, held in memory when the Queue fails), and 503
-// when they cannot be kept, so that Meta delivers it again later; they are
-// answered in the background, and leave the Queue only once answered and
-// recorded in the [Dedup]. With a durable Queue, a message acknowledged to
-// Meta is answered even if the process dies: at least once, and exactly
-// once unless the process dies between sending a reply and recording it.
+// A delivery is answered 200 once its messages are accepted by the
+// delivery pipeline (kept in the Config.Inbox, or with
+// Config.MemoryFallback held in memory when the Inbox fails), and 503 when
+// they cannot be kept, so that Meta delivers it again later; the pipeline
+// answers them in the background (see package delivery for a message's
+// life). With a durable Inbox, a message acknowledged to Meta is answered
+// even if the process dies: at least once, and exactly once unless the
+// process dies between sending a reply and recording it.
 //
 // Create it with [New] and stop it with [Server.Shutdown].
 type Server struct {
@@ -51,31 +54,8 @@ type Server struct {
 	family  map[string]string
 	mux     *http.ServeMux
 	closing atomic.Bool
-
-	// queue is Config.Queue, or mem when there is none; mem also holds the
-	// messages Config.Queue fails to take.
-	queue  Queue
-	mem    *memoryQueue
-	drains drains
-	// answers remembers the messages answered, or with a reply, whose
-	// handling is not finished.
-	answers answers
-	// pass counts the resume passes.
-	pass atomic.Int64
-
-	// ctx is the context of background processing; cancel ends it when a
-	// shutdown runs out of time.
-	ctx    context.Context
-	cancel context.CancelFunc
-	// stopResume ends the periodic look for queued messages; resumed is
-	// closed once it has ended.
-	stopResume context.CancelFunc
-	resumed    chan struct{}
-	stopOnce   sync.Once
-	// closed is closed when a shutdown begins; lockWait is how long a
-	// drain then still waits for a lock another holds.
-	closed   chan struct{}
-	lockWait time.Duration
+	// pipeline takes the messages accepted to their reply.
+	pipeline *delivery.Pipeline
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -116,12 +96,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = DefaultMaxAge
 	}
-	if cfg.Locker == nil {
-		cfg.Locker = &KeyMutex{}
-	}
-	if cfg.ResumeEvery <= 0 {
-		cfg.ResumeEvery = DefaultResumeEvery
-	}
 
 	var problems []string
 	if cfg.AppSecret == "" && !cfg.AllowUnsigned {
@@ -136,9 +110,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Responder == nil {
 		problems = append(problems, "no responder")
 	}
-	if cfg.Dedup == nil {
-		problems = append(problems, "no dedup store")
-	}
 	if !versionRE.MatchString(cfg.APIVersion) {
 		problems = append(problems, fmt.Sprintf("API version %q is not like %q", cfg.APIVersion, DefaultAPIVersion))
 	}
@@ -147,10 +118,10 @@ func New(cfg Config) (*Server, error) {
 		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
 	}
 	family := make(map[string]string, len(cfg.Family))
-	for phone, name := range cfg.Family {
-		p := NormalizePhone(phone)
-		if p == "" {
-			problems = append(problems, fmt.Sprintf("family phone number %q is not a phone number", conversation.MaskPhone(phone)))
+	for number, name := range cfg.Family {
+		p, err := phone.Normalize(number)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("family phone number %q: %v", phone.Mask(number), err))
 			continue
 		}
 		family[p] = name
@@ -180,26 +151,19 @@ func New(cfg Config) (*Server, error) {
 			maxMedia:      cfg.MaxMediaBytes,
 		},
 	}
-	s.mem = &memoryQueue{}
-	s.queue = cfg.Queue
-	if s.queue == nil {
-		s.queue = s.mem
-		cfg.Logger.Warn("whatsapp: no durable queue: messages acknowledged but not yet answered are lost if the process dies")
-	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.closed, s.lockWait = make(chan struct{}), shutdownLockWait
-	s.drains = drains{run: s.drain, log: s.log}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /webhook", s.verify)
 	s.mux.HandleFunc("POST /webhook", s.receive)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 
-	// Answer what an earlier process left in the Queue, and look again
-	// now and then for what a replica that died left.
-	var resumeCtx context.Context
-	resumeCtx, s.stopResume = context.WithCancel(s.ctx)
-	s.resumed = make(chan struct{})
-	go s.resumeLoop(resumeCtx)
+	// The pipeline answers at once what an earlier process left in the
+	// Inbox, and looks again now and then for what a replica that died
+	// left.
+	s.pipeline = delivery.New(handler{s}, &delivery.Options{
+		Inbox: cfg.Inbox, Locker: cfg.Locker, MemoryFallback: cfg.MemoryFallback,
+		ResumeEvery: cfg.ResumeEvery, ShutdownLockWait: shutdownLockWait,
+		Logger: cfg.Logger, Now: cfg.Now,
+	})
 	return s, nil
 }
 
@@ -209,46 +173,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
-// delivers them again later) and waits for the drains under way, and those
-// asked for, to end. A drain ends once its sender's queue is empty, or
-// earlier when the Queue fails, the sender's lock is lost, or the lock is
-// held by another replica (which answers the sender's messages; Shutdown
-// waits for such a lock a few seconds only). What is left in a durable
-// Queue waits for the next start or another replica, and the number of
-// senders with messages left is logged. If ctx ends first, Shutdown
-// cancels the handling still running, waits for it to return, and returns
-// ctx's error. It also returns an error when messages held in memory only
-// (no durable Queue, or one that failed to take them) are lost. Call it
+// delivers them again later) and shuts the delivery pipeline down: the
+// messages accepted are answered, for as long as ctx allows; see
+// [delivery.Pipeline.Shutdown] for what waits for the next start. Call it
 // after the http.Server's own Shutdown, and before closing what the
-// Responder, the Queue and the Dedup use. Calling it again is harmless.
+// Responder, the Inbox and the Locker use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	s.stopOnce.Do(func() {
-		close(s.closed)
-		s.stopResume()
-	})
-	// wait waits for done, or for ctx, after which it stops the handling
-	// still running and then waits for done.
-	var cut error
-	wait := func(done <-chan struct{}) {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			cut = ctx.Err()
-			s.cancel()
-			<-done
-		}
+	if err := s.pipeline.Shutdown(ctx); err != nil {
+		return fmt.Errorf("whatsapp: %w", err)
 	}
-	// The drains the resume loop asks for are asked for before none may be.
-	wait(s.resumed)
-	s.drains.close()
-	wait(s.drains.done())
-	s.cancel()
-	lost := s.left()
-	if cut != nil {
-		return fmt.Errorf("whatsapp: shutdown: %w", cut)
-	}
-	return lost
+	return nil
 }
 
 // verify answers Meta's verification handshake: hub.mode=subscribe and
@@ -368,34 +303,39 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		// SendFailure masks the recipient when logged.
 		s.log.Warn("whatsapp: WhatsApp reports a reply as not delivered", "failure", f)
 	}
-	now := s.cfg.Now()
 	for _, ev := range d.Events {
-		if !s.accept(ev, now) {
+		if !s.accept(ev) {
 			continue
 		}
-		log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
-		if s.handledBefore(r.Context(), log, ev) {
+		log := s.log.With("id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
+		ev.Received = s.cfg.Now()
+		body, err := json.Marshal(ev)
+		if err != nil { // cannot happen: an event is strings and numbers
+			log.Error("whatsapp: message cannot be kept", "err", err)
+			continue
+		}
+		err = s.pipeline.Accept(r.Context(), delivery.Message{ID: ev.ID, Key: ev.From, Body: body})
+		switch {
+		case errors.Is(err, delivery.ErrDuplicate):
 			log.Info("whatsapp: duplicate delivery skipped")
-			continue
-		}
-		if why := s.enqueue(r.Context(), log, ev); why != "" {
+		case err != nil:
 			// Ask Meta to deliver again later. Messages kept already are
 			// answered, and their ids make the redelivery of those a
 			// no-op.
-			http.Error(w, why, http.StatusServiceUnavailable)
+			http.Error(w, "cannot keep the message", http.StatusServiceUnavailable)
 			return
 		}
-
 	}
 	w.WriteHeader(http.StatusOK)
 }
 
-// accept decides whether a message is queued at all.
-func (s *Server) accept(ev event, now time.Time) bool {
-	log := s.log.With("id", ev.ID, "type", ev.Type, "from", conversation.MaskPhone(ev.From))
+// accept decides whether a message is kept at all; its age is checked
+// when it is answered, since it may also wait in the inbox.
+func (s *Server) accept(ev event) bool {
+	log := s.log.With("id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
 	switch {
 	case ev.From == "":
-		log.Warn("whatsapp: message without a usable sender ignored", "from", conversation.MaskPhone(ev.WaID))
+		log.Warn("whatsapp: message without a usable sender ignored", "from", phone.Mask(ev.WaID))
 		return false
 	case ev.ID == "":
 		log.Warn("whatsapp: message without an id ignored")
@@ -410,10 +350,6 @@ func (s *Server) accept(ev event, now time.Time) bool {
 	}
 	if ev.Kind == kindIgnored {
 		log.Debug("whatsapp: message of a kind that needs no answer ignored")
-		return false
-	}
-	if !ev.Time.IsZero() && now.Sub(ev.Time) > s.cfg.MaxAge {
-		log.Info("whatsapp: message too old to answer skipped", "sent", ev.Time, "max_age", s.cfg.MaxAge)
 		return false
 	}
 	return true
@@ -450,26 +386,4 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	}
 	log.Info("whatsapp: message answered", "took", s.cfg.Now().Sub(start), "reply_chars", len([]rune(reply)))
 	return reply
-}
-
-// send sends the parts of a reply, each at most MaxTextLength characters,
-// to the WhatsApp id to, stopping at the first part that fails. It returns
-// how many parts were sent, and the error that stopped it, which it logs.
-func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []string) (int, error) {
-	for i, part := range parts {
-		id, err := s.graph.sendTextID(ctx, to, part)
-		if err == nil {
-			s.recordSent(ctx, log, to, id, part) // kinds.go
-		}
-		if err != nil {
-			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
-			var apiErr *APIError
-			if errors.As(err, &apiErr) {
-				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
-			}
-			log.Error("whatsapp: reply not sent", attrs...)
-			return i, err
-		}
-	}
-	return len(parts), nil
 }

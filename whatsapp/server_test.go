@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/mombot/mombot/apology"
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -20,7 +21,7 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 	good := func() whatsapp.Config {
 		return whatsapp.Config{
 			AccessToken: "t", PhoneNumberID: "1", AppSecret: "s",
-			Responder: &recorder{}, Dedup: &memDedup{}, Logger: quiet,
+			Responder: &recorder{}, Inbox: &delivery.Memory{}, Logger: quiet,
 		}
 	}
 	if _, err := whatsapp.New(good()); err != nil {
@@ -35,7 +36,6 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 		{"no access token", func(c *whatsapp.Config) { c.AccessToken = "" }, "access token"},
 		{"no phone number id", func(c *whatsapp.Config) { c.PhoneNumberID = "" }, "phone number id"},
 		{"no responder", func(c *whatsapp.Config) { c.Responder = nil }, "responder"},
-		{"no dedup", func(c *whatsapp.Config) { c.Dedup = nil }, "dedup"},
 		{"bad version", func(c *whatsapp.Config) { c.APIVersion = "21" }, "version"},
 		{"bad base URL", func(c *whatsapp.Config) { c.BaseURL = "graph.facebook.com" }, "base URL"},
 		{"bad family phone", func(c *whatsapp.Config) { c.Family = map[string]string{"mum": "Mum"} }, "family"},

@@ -11,12 +11,12 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
-
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/phone"
 )
 
 // assistantConfig is what the commands that talk to Claude share: the
@@ -50,9 +50,9 @@ func (c *assistantConfig) checkFrom() error {
 	if c.from == conversation.SystemSender {
 		return nil
 	}
-	norm := whatsapp.NormalizePhone(c.from)
-	if norm == "" || conversation.CheckPhone(norm) != nil {
-		return usagef("--from: give the sender's phone number, like +14155551234")
+	norm, err := phone.Normalize(c.from)
+	if err != nil {
+		return usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
 	}
 	c.from = norm
 	return nil
@@ -64,7 +64,7 @@ func (c *assistantConfig) listsFile() string {
 	if c.listsPath != "" {
 		return c.listsPath
 	}
-	return filepath.Join(dataDir(c.mem.store), "lists.json")
+	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
 
 // open builds the assistant. The caller closes the returned store.

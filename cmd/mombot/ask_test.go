@@ -195,7 +195,21 @@ func TestAskFromNormalised(t *testing.T) {
 		t.Errorf("chat sent %d messages, want 7: it did not continue Erin's conversation", n)
 	}
 
-	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5"} {
+	// history finds the conversation however the number is written, and
+	// clears it so.
+	for _, number := range []string{"14155551234", "+1 (415) 555-1234", "+14155551234"} {
+		if out, _, err := a.run("history", "show", number); err != nil || !strings.Contains(out, "message 2") {
+			t.Errorf("history show %s: %q, %v; want Erin's conversation", number, out, err)
+		}
+	}
+	if out, _, err := a.run("history", "clear", "1 415 555 1234"); err != nil || !strings.Contains(out, "cleared") {
+		t.Errorf("history clear: %q, %v", out, err)
+	}
+	if _, _, err := a.run("history", "show", "+14155551234"); err == nil {
+		t.Error("the conversation is still there after history clear")
+	}
+
+	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234"} {
 		_, _, err := a.run("ask", "--from", from, "hi")
 		var u usageError
 		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {

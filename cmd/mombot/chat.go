@@ -10,6 +10,7 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 )
 
 const chatUsage = `Usage: mombot chat --from PHONE [flags]
@@ -44,7 +45,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	}
 	defer store.Close()
 
-	fmt.Fprintf(e.stdout, "Chatting as %s. /history, /clear, /quit.\n", conversation.MaskPhone(cfg.from))
+	fmt.Fprintf(e.stdout, "Chatting as %s. /history, /clear, /quit.\n", phone.Mask(cfg.from))
 	lines := bufio.NewScanner(e.stdin)
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
 	for {

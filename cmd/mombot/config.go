@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/phone"
 )
 
 // fileConfig is the configuration file (--config, MOMBOT_CONFIG, default
@@ -96,17 +95,17 @@ func loadConfig(path string) (*fileConfig, error) {
 	// Numbers are kept the way WhatsApp reports senders, "+" and digits,
 	// so "+1 (415) 555-1234" in the file matches the sender 14155551234.
 	family := make(map[string]personConfig, len(c.Family))
-	for phone, p := range c.Family {
-		norm := whatsapp.NormalizePhone(phone)
-		if len(norm) < 8 || conversation.CheckPhone(norm) != nil {
-			return nil, fmt.Errorf("config %s: family: %q is not a phone number in international form, like +14155551234", path, phone)
+	for number, p := range c.Family {
+		norm, err := phone.International(number)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: family: %q is not a phone number in international form, like +14155551234: %v", path, phone.Mask(number), err)
 		}
 		if _, dup := family[norm]; dup {
-			return nil, fmt.Errorf("config %s: family: %s is listed twice", path, conversation.MaskPhone(norm))
+			return nil, fmt.Errorf("config %s: family: %s is listed twice", path, phone.Mask(norm))
 		}
 		family[norm] = p
 		if p.Name == "" {
-			return nil, fmt.Errorf("config %s: family member %s has no name", path, conversation.MaskPhone(phone))
+			return nil, fmt.Errorf("config %s: family member %s has no name", path, phone.Mask(number))
 		}
 		if _, err := c.location(p.Timezone); err != nil {
 			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", path, p.Name, err)

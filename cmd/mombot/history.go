@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/phone"
 )
 
 const historyUsage = `Usage:
@@ -105,9 +105,9 @@ func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversati
 	cfg.mustExist = true
 	mem, store, err := cfg.open(ctx, e)
 	if errors.Is(err, fs.ErrNotExist) {
-		spec, _ := parseStoreURL(cfg.store) // parsed by open already
-		_, rest := splitStoreURL(cfg.store)
-		return nil, nil, noStoreFileError{path: spec.path, defaulted: rest == ""}
+		spec, _ := storeurl.Parse(cfg.store) // parsed by open already
+		defaulted := strings.TrimPrefix(strings.TrimPrefix(cfg.store, "file:"), "//") == ""
+		return nil, nil, noStoreFileError{path: spec.Path, defaulted: defaulted}
 	}
 	return mem, store, err
 }
@@ -144,15 +144,15 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
 	for _, s := range sums {
-		phone := s.Phone
+		number := s.Phone
 		if !full {
-			phone = conversation.MaskPhone(phone)
+			number = phone.Mask(number)
 		}
 		state := "active"
 		if s.Expired {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", phone, formatLastActive(s.LastActive), s.Turns, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, formatLastActive(s.LastActive), s.Turns, state)
 	}
 	return tw.Flush()
 }
@@ -164,7 +164,8 @@ func errUnknownPhone(phone string) error {
 }
 
 func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string, asJSON bool) error {
-	if err := conversation.CheckPhone(phone); err != nil {
+	phone, err := mem.Key(ctx, phone)
+	if err != nil {
 		return usagef("%v", err)
 	}
 	// Load and Peek, not History: looking at an expired conversation must
@@ -181,7 +182,12 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		if err != nil {
 			return err
 		}
-		return writeMessages(w, msgs)
+		data, err := conversation.MarshalMessages(msgs)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", data)
+		return err
 	}
 	expired := mem.Expired(c.LastActive)
 	state := "active"
@@ -192,7 +198,7 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
-		writeTranscript(w, t.Messages)
+		conversation.WriteTranscript(w, t.Messages)
 	}
 	return nil
 }
@@ -206,79 +212,12 @@ func formatLastActive(t time.Time) string {
 	return t.Local().Format(time.DateTime)
 }
 
-// writeMessages prints msgs as one line of JSON, exactly the bytes of the
-// "messages" array a request would carry (see conversation.Message's
-// MarshalJSON): the stored bytes, without HTML escaping or indentation.
-func writeMessages(w io.Writer, msgs []conversation.Message) error {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, m := range msgs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		mb, err := m.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		b.Write(mb)
-	}
-	b.WriteString("]\n")
-	_, err := w.Write(b.Bytes())
-	return err
-}
-
-// writeTranscript prints messages for a person to read: who said what, each
-// tool call with its input, and each result.
-func writeTranscript(w io.Writer, msgs []conversation.Message) {
-	for _, m := range msgs {
-		blocks, err := m.Blocks()
-		if err != nil {
-			fmt.Fprintf(w, "%s: (unreadable content: %v)\n", m.Role, err)
-			continue
-		}
-		for _, b := range blocks {
-			switch b.Type {
-			case "text":
-				fmt.Fprintf(w, "%s: %s\n", m.Role, indentLines(b.Text))
-			case "tool_use":
-				fmt.Fprintf(w, "  -> tool %s %s\n", b.Name, b.Input)
-			case "tool_result":
-				label := "result"
-				if b.IsError {
-					label = "error"
-				}
-				fmt.Fprintf(w, "  <- %s: %s\n", label, indentLines(resultText(b.Content)))
-			case "image":
-				fmt.Fprintf(w, "%s: [image]\n", m.Role)
-			case "thinking", "redacted_thinking":
-				fmt.Fprintf(w, "  (%s)\n", b.Type)
-			default:
-				fmt.Fprintf(w, "  [%s block]\n", b.Type)
-			}
-		}
-	}
-}
-
-// resultText is the readable part of a tool_result's content: the string,
-// or the text of its blocks.
-func resultText(content json.RawMessage) string {
-	if len(content) == 0 {
-		return "(empty)"
-	}
-	m := conversation.Message{Role: conversation.RoleUser, Content: content}
-	if t := m.Text(); t != "" {
-		return t
-	}
-	return string(content)
-}
-
-func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
-
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
-	if err := conversation.CheckPhone(phone); err != nil {
+	phone, err := mem.Key(ctx, phone)
+	if err != nil {
 		return usagef("%v", err)
 	}
-	err := mem.Clear(ctx, phone)
+	err = mem.Clear(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
 	}

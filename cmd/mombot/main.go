@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/mombot/mombot/conversation/storeurl"
 )
 
 func main() {
@@ -24,13 +26,14 @@ func main() {
 }
 
 // exitCode reports err on stderr, once, and returns the exit status: 0 for
-// success, 2 for a mistake on the command line, 1 for anything else.
+// success, 2 for a mistake on the command line (a bad store URL is one), 1
+// for anything else.
 func exitCode(err error, stderr io.Writer) int {
 	var u usageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &u):
+	case errors.As(err, &u), errors.Is(err, storeurl.ErrBadURL):
 		fmt.Fprintln(stderr, "mombot: "+err.Error())
 		return 2
 	default:

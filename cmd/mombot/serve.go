@@ -6,13 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/delivery"
+	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -35,11 +36,7 @@ Flags:`
 // Timings of the server's life.
 const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
-	shutdownHTTP    = 10 * time.Second // for requests in flight
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
-	// dedupTTL is how long a message id is remembered: Meta redelivers
-	// for up to 7 days.
-	dedupTTL = 7 * 24 * time.Hour
 	// queueTTL is how long a sender's messages shared by the replicas wait
 	// for one to take them, should every replica stop before it does,
 	// beyond the age after which they would be skipped anyway.
@@ -82,21 +79,19 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer store.Close()
 
-	// Where several replicas share a Redis, they share the queue of each
-	// sender's messages, the sender lock and the record of handled messages
-	// too; otherwise all are local: the queue and the record in files next
-	// to the conversations. Either way a message acknowledged to Meta is
-	// kept until answered, through a crash.
+	// Where several replicas share a Redis, they share the inbox of each
+	// sender's messages (with the record of handled ones) and the sender
+	// lock too; otherwise both are local: the inbox in a file next to the
+	// conversations. Either way a message acknowledged to Meta is kept
+	// until answered, through a crash.
 	if rs, ok := store.(*redis.Store); ok {
-		locker, err := rs.Locker(nil)
-		if err != nil {
+		if wcfg.Locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
 			return err
 		}
-		wcfg.Locker = locker
-		if wcfg.Queue, err = rs.Queue(max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL); err != nil {
+		inboxTTL := max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL
+		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), QueueTTL: inboxTTL}); err != nil {
 			return err
 		}
-		wcfg.Dedup = redisDedup{rs.Dedup()}
 		// While Redis is down the replicas still answer, holding the
 		// messages in memory, rather than refusing every delivery.
 		wcfg.MemoryFallback = true
@@ -107,13 +102,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return nil
 		}
 	} else {
-		dir := dataDir(cfg.mem.store)
-		seen, err := whatsapp.OpenDedupFile(filepath.Join(dir, "whatsapp-seen.json"), &whatsapp.DedupFileOptions{TTL: dedupTTL, Logger: e.log})
-		if err != nil {
-			return err
-		}
-		wcfg.Dedup = seen
-		if wcfg.Queue, err = whatsapp.OpenQueueFile(filepath.Join(dir, "whatsapp-inbox.json"), &whatsapp.QueueFileOptions{Logger: e.log}); err != nil {
+		// whatsapp-seen.json held the handled ids before they joined the
+		// inbox file: they are taken in.
+		dir := storeurl.Dir(cfg.mem.store)
+		if wcfg.Inbox, err = delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
+			&delivery.FileOptions{Logger: e.log, Handled: filepath.Join(dir, "whatsapp-seen.json")}); err != nil {
 			return err
 		}
 	}
@@ -123,57 +116,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	// New already answers what an earlier process left in the inbox: every
-	// way out gives that its time, before the store closes.
-	stopWhatsApp := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownHandled)
-		defer cancel()
-		return wa.Shutdown(ctx)
-	}
-
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		if serr := stopWhatsApp(); serr != nil {
-			e.log.Warn("mombot: shutdown", "err", serr)
-		}
-		return fmt.Errorf("serve: %w", err)
-	}
-	srv := &http.Server{Handler: wa, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	e.log.Info("mombot: serving", "addr", ln.Addr().String(), "store", storeKind(cfg.mem.store),
-		"family", len(fc.Family), "whatsapp", wcfg)
-
-	sweepDone := make(chan struct{})
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(sweepDone)
-		sweep(sweepCtx, e, mem)
-	}()
-
-	select {
-	case err := <-served:
-		if serr := stopWhatsApp(); serr != nil {
-			e.log.Warn("mombot: shutdown", "err", serr)
-		}
-		stopSweep()
-		<-sweepDone
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	e.log.Info("mombot: shutting down: finishing the messages in hand")
-	// Stop taking requests, then let accepted messages be answered, then
-	// stop sweeping; the store closes last, when run returns.
-	httpCtx, cancel := context.WithTimeout(context.Background(), shutdownHTTP)
-	defer cancel()
-	if err := srv.Shutdown(httpCtx); err != nil {
-		e.log.Warn("mombot: http shutdown", "err", err)
-	}
-	err = stopWhatsApp()
+	swept := make(chan struct{})
+	go func() { defer close(swept); mem.SweepEvery(sweepCtx, sweepEvery, e.log) }()
+	// The store closes last, when run returns: after the WhatsApp server
+	// has finished the messages in hand and the sweeping has stopped.
+	err = wa.ListenAndServe(ctx, *listen, &whatsapp.ServeOptions{
+		Drain: shutdownHandled,
+		Serving: func(addr net.Addr) {
+			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg)
+		},
+	})
 	stopSweep()
-	<-sweepDone
+	<-swept
 	if err != nil {
-		return fmt.Errorf("serve: shutdown: %w", err)
+		return fmt.Errorf("serve: %w", err)
 	}
 	e.log.Info("mombot: stopped")
 	return nil
@@ -214,45 +171,6 @@ func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, e
 		e.log.Warn("mombot: the configuration names no family members, so no WhatsApp message will be answered")
 	}
 	return c, nil
-}
-
-// sweep deletes expired conversations now and then, so people who never
-// come back do not stay on disk; Redis expires its keys by itself.
-func sweep(ctx context.Context, e *env, mem *conversation.Memory) {
-	tick := time.NewTicker(sweepEvery)
-	defer tick.Stop()
-	for {
-		if n, err := mem.Sweep(ctx); err != nil && ctx.Err() == nil {
-			e.log.Warn("mombot: sweeping expired conversations", "err", err)
-		} else if n > 0 {
-			e.log.Info("mombot: swept expired conversations", "deleted", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
-// redisDedup records handled WhatsApp message ids in Redis, shared by all
-// replicas, with SET NX and a TTL.
-type redisDedup struct{ d *redis.Dedup }
-
-func (r redisDedup) Handled(ctx context.Context, id string) (bool, error) {
-	return r.d.Has(ctx, "wamid:"+id)
-}
-
-func (r redisDedup) MarkHandled(ctx context.Context, id string, _ time.Time) error {
-	_, err := r.d.Seen(ctx, "wamid:"+id, dedupTTL)
-	return err
-}
-
-// storeKind names a store URL's kind for the log, without its path or
-// credentials.
-func storeKind(url string) string {
-	scheme, _ := splitStoreURL(url)
-	return scheme
 }
 
 func envOr(e *env, key, def string) string {

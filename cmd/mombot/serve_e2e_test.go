@@ -59,14 +59,14 @@ func TestServeEndToEnd(t *testing.T) {
 	// not with the time it was handled.
 	first := msg(1, "e1", "what's for dinner?")
 	first.Time = time.Now().Add(-2 * time.Hour)
-	if code := p.deliver(delivery(first)); code != 200 {
+	if code := p.deliver(webhookPayload(first)); code != 200 {
 		t.Fatalf("delivery: %d", code)
 	}
 	sent := waitSent(t, f.graph, 1, 20*time.Second)
 	if sent[0].To != erinWaID || sent[0].Body != "re e1" {
 		t.Fatalf("reply: %+v, want %q to %s", sent[0], "re e1", erinWaID)
 	}
-	p.deliver(delivery(msg(2, "e2", "and for dessert?")))
+	p.deliver(webhookPayload(msg(2, "e2", "and for dessert?")))
 	waitSent(t, f.graph, 2, 20*time.Second)
 	reqs := f.claude.Requests()
 	stamp := "[" + first.Time.UTC().Format("Mon 2 Jan 2006 15:04 MST") + "] [From Erin]:"
@@ -88,7 +88,7 @@ func TestServeEndToEnd(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
-			if code := p.deliver(delivery(msg(3, "e3", "add milk"))); code != 200 {
+			if code := p.deliver(webhookPayload(msg(3, "e3", "add milk"))); code != 200 {
 				t.Errorf("redelivery: %d", code)
 			}
 		})
@@ -97,21 +97,21 @@ func TestServeEndToEnd(t *testing.T) {
 
 	// Deliveries that are not Meta's: nothing is stored, the model is not
 	// asked, and nobody is answered.
-	bad := delivery(inMessage{From: jasonWaID, ID: wamid(100), Text: "[k=forged] send me the lists"})
+	bad := webhookPayload(inMessage{From: jasonWaID, ID: wamid(100), Text: "[k=forged] send me the lists"})
 	if code := p.post(bad, whatsapp.Sign([]byte("not-the-app-secret"), bad)); code != 403 {
 		t.Errorf("a delivery signed with another secret: %d, want 403", code)
 	}
 	if code := p.post(bad, ""); code != 401 {
 		t.Errorf("an unsigned delivery: %d, want 401", code)
 	}
-	tampered := delivery(msg(101, "tampered", "forged"))
-	if code := p.post(tampered, whatsapp.Sign([]byte(e2eAppSecret), delivery(msg(101, "e0", "hi")))); code != 403 {
+	tampered := webhookPayload(msg(101, "tampered", "forged"))
+	if code := p.post(tampered, whatsapp.Sign([]byte(e2eAppSecret), webhookPayload(msg(101, "e0", "hi")))); code != 403 {
 		t.Errorf("a delivery with another body's signature: %d, want 403", code)
 	}
 	// Nor is a stranger answered.
-	p.deliver(delivery(inMessage{From: "19995550000", ID: wamid(102), Text: "[k=stranger] hi"}))
+	p.deliver(webhookPayload(inMessage{From: "19995550000", ID: wamid(102), Text: "[k=stranger] hi"}))
 
-	p.deliver(delivery(msg(4, "e4", "thanks")))
+	p.deliver(webhookPayload(msg(4, "e4", "thanks")))
 	waitSent(t, f.graph, 4, 20*time.Second)
 
 	// A photo: the server downloads it from the Graph API, the model sees
@@ -120,7 +120,7 @@ func TestServeEndToEnd(t *testing.T) {
 	f.graph.AddMedia("1003383421387256", photo, "image/png")
 	img := msg(5, "img", "what plant is this?")
 	img.Image = "1003383421387256"
-	p.deliver(delivery(img))
+	p.deliver(webhookPayload(img))
 	waitSent(t, f.graph, 5, 20*time.Second)
 	reqs = f.claude.Requests()
 	last := reqs[len(reqs)-1].Params.Messages
@@ -138,11 +138,11 @@ func TestServeEndToEnd(t *testing.T) {
 		if n == 5 {
 			m = img
 		}
-		if code := p.deliver(delivery(m)); code != 200 {
+		if code := p.deliver(webhookPayload(m)); code != 200 {
 			t.Errorf("redelivery after the restart: %d", code)
 		}
 	}
-	p.deliver(delivery(msg(6, "e6", "still there?")))
+	p.deliver(webhookPayload(msg(6, "e6", "still there?")))
 	sent = waitSent(t, f.graph, 6, 20*time.Second)
 
 	// The store, as mombot history shows it while the server runs.

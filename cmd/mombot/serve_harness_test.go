@@ -294,8 +294,8 @@ type inMessage struct {
 	Time  time.Time // zero means now
 }
 
-// delivery returns a webhook payload, as Meta posts it, carrying msgs.
-func delivery(msgs ...inMessage) []byte {
+// webhookPayload returns a webhook payload, as Meta posts it, carrying msgs.
+func webhookPayload(msgs ...inMessage) []byte {
 	var out []map[string]any
 	for _, m := range msgs {
 		at := m.Time

@@ -113,7 +113,7 @@ func erinSays(t *testing.T, f *serveFixture, p *servedProc) func(key string) []s
 	return func(key string) []string {
 		t.Helper()
 		n++
-		body := delivery(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
+		body := webhookPayload(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
 		if code := p.deliver(body); code != 200 {
 			t.Fatalf("delivery of %s: %d", key, code)
 		}

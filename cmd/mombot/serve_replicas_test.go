@@ -121,7 +121,7 @@ func (l replicaLoad) deliver(t testing.TB, run string, procs []*servedProc) int 
 			n := 0
 			for k := range l.PerSender {
 				key := l.key(run, i, k)
-				body := delivery(inMessage{From: strings.TrimPrefix(l.phone(i), "+"), ID: "wamid.e2e." + key, Text: "[k=" + key + "] hello"})
+				body := webhookPayload(inMessage{From: strings.TrimPrefix(l.phone(i), "+"), ID: "wamid.e2e." + key, Text: "[k=" + key + "] hello"})
 				times := 1
 				if rng.Float64() < l.Twice {
 					times = 2

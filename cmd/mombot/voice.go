@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/transcription"
 	"github.com/mombot/mombot/whatsapp"
 )
@@ -102,7 +103,7 @@ func (r responder) Respond(ctx context.Context, in whatsapp.Inbound) (string, er
 func (r responder) RecordSent(ctx context.Context, to string, s whatsapp.Sent) {
 	m := conversation.RecentMessage{ID: s.ID, Role: conversation.RoleAssistant, Text: s.Text, At: s.Time}
 	if err := r.mem.Remember(ctx, to, m); err != nil {
-		r.log.Warn("mombot: remembering a reply sent, for later replies to it", "phone", conversation.MaskPhone(to), "err", err)
+		r.log.Warn("mombot: remembering a reply sent, for later replies to it", "phone", phone.Mask(to), "err", err)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/atomicfile"
+	"github.com/mombot/mombot/phone"
 )
 
 var _ conversation.RecentMessages = (*Store)(nil)
@@ -92,24 +93,24 @@ func parseRecent(data []byte) (*recentFile, error) {
 	if err := json.Unmarshal(raw, &phones); err != nil {
 		return nil, fmt.Errorf("recent: %w", err)
 	}
-	for phone, entries := range phones {
-		if err := conversation.CheckPhone(phone); err != nil {
+	for num, entries := range phones {
+		if err := conversation.CheckPhone(num); err != nil {
 			return nil, fmt.Errorf("recent: %w", err)
 		}
 		msgs := make([]conversation.RecentMessage, 0, len(entries))
 		for i, e := range entries {
 			at, err := time.Parse(time.RFC3339Nano, e.At)
 			if err != nil {
-				return nil, fmt.Errorf("recent of %s, message %d: %q is not an RFC 3339 time", conversation.MaskPhone(phone), i, e.At)
+				return nil, fmt.Errorf("recent of %s, message %d: %q is not an RFC 3339 time", phone.Mask(num), i, e.At)
 			}
 			m := conversation.RecentMessage{ID: e.ID, Role: e.Role, Text: conversation.ClipRecentText(e.Text), At: at}
 			if err := conversation.CheckRecent(m); err != nil {
-				return nil, fmt.Errorf("recent of %s, message %d: %w", conversation.MaskPhone(phone), i, err)
+				return nil, fmt.Errorf("recent of %s, message %d: %w", phone.Mask(num), i, err)
 			}
 			msgs = append(msgs, m)
 		}
 		if len(msgs) > 0 {
-			f.phones[phone] = msgs
+			f.phones[num] = msgs
 		}
 	}
 	return f, nil

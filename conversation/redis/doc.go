@@ -1,6 +1,8 @@
 // Package redis is a [conversation.Store] on Redis, for several replicas of
-// the service that share one memory, and the coordination those replicas
-// need: a per-sender [Locker], a per-sender [Queue] and a webhook [Dedup].
+// the service that share one memory. It holds conversations only; the
+// WhatsApp inbox and the per-sender lock that replicas also share are in
+// delivery/redis, on this store's client ([Store.Client]) and under its
+// prefix ([Store.Prefix]).
 //
 // # Keys
 //
@@ -10,6 +12,13 @@
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
+//
+// Apart from the conversation, a phone's recent messages (for replies to
+// them, [conversation.RecentMessages]) are two keys with a week's TTL, see
+// recent.go:
+//
+//	<prefix>recent:<phone>     hash: message id -> role, text and time
+//	<prefix>recentat:<phone>   sorted set: message ids by time
 //
 // A turn saved by this version starts with a member "_mombot" that holds a
 // format version, the CRC-32C of the rest and the turn's tool_use ids in hex
@@ -22,9 +31,8 @@
 // version, which reads such a turn as one with an extra key and knows
 // nothing of the ids list).
 //
-// A [Locker]'s lock on a key is <prefix>lock:<key>, a [Queue]'s list for a
-// key <prefix>queue:<key> and a [Dedup]'s id <prefix>seen:<id>; they share
-// the store's connections.
+// delivery/redis puts its keys under the same prefix (lock:, queue:,
+// waiting:, seen:), on the same connections.
 //
 // The keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
 // renewed on every save. The TTL is only the garbage collector, so that

@@ -3,7 +3,6 @@ package redis_test
 import (
 	"context"
 	"log"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
@@ -27,48 +26,4 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	_ = history // put in front of the new message
-}
-
-// One sender's messages, handled one at a time across replicas.
-func ExampleLocker_Lock() {
-	ctx := context.Background()
-	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-	locker, err := store.Locker(nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	held, unlock, err := locker.Lock(ctx, "+14155551234")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer unlock()
-	for _, step := range []string{"load the history", "ask the model", "save the turn"} {
-		if held.Err() != nil {
-			// The lock passed to another replica: stop, it takes over.
-			return
-		}
-		_ = step
-	}
-}
-
-// A webhook delivered twice, to one replica or to two, is handled once.
-func ExampleDedup_Seen() {
-	ctx := context.Background()
-	store, err := redis.Open(ctx, "redis://127.0.0.1:6379/0", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-	first, err := store.Dedup().Seen(ctx, "wamid.HBgLMTQxNTU1NTEyMzQVAgASGBQ", 24*time.Hour)
-	if err != nil {
-		log.Print(err) // unknown: handle the message rather than drop it
-	}
-	if err == nil && !first {
-		return // a redelivery
-	}
-	// Handle the message.
 }

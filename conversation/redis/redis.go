@@ -49,9 +49,9 @@ const dialAttempts = 2
 
 // Options configure [Open]. The zero value means the defaults.
 type Options struct {
-	// Prefix is put in front of every key the store, its [Locker] and its
-	// [Dedup] use, so that several deployments or tests can share one
-	// database; "" means DefaultPrefix.
+	// Prefix is put in front of every key the store uses (and what
+	// delivery/redis keeps beside it), so that several deployments or
+	// tests can share one database; "" means DefaultPrefix.
 	//
 	// The Store talks to one Redis server, not to a Redis Cluster. Its
 	// scripts use all keys of a conversation, which on a cluster must
@@ -229,6 +229,16 @@ func (s *Store) Close() error {
 	})
 	return s.closeErr
 }
+
+// Client returns the store's Redis client, so that what shares the Redis
+// with the conversations (the WhatsApp inbox and the sender lock of
+// delivery/redis) uses the same connections, timeouts and reconnection.
+// Closing the store closes it.
+func (s *Store) Client() *goredis.Client { return s.rdb }
+
+// Prefix returns the store's key prefix; what shares the Redis puts its
+// keys under it too.
+func (s *Store) Prefix() string { return s.prefix }
 
 func (s *Store) lastKey(phone string) string  { return s.prefix + "last:" + phone }
 func (s *Store) turnsKey(phone string) string { return s.prefix + "turns:" + phone }

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/phone"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // ttlSlack is added to the inactivity timeout to make a conversation's TTL,
@@ -93,19 +93,19 @@ else
 		end
 		entries = rebuilt
 	end
-	if #ARGV >= 7 and cap ~= 1 then
-		local inuse = {}
+	if #ARGV >= 7 and cap ~= 1 and #entries > 0 then
 		local from = 1
 		if cap > 1 then
 			from = math.max(1, #entries - cap + 2)
 		end
-		for i = from, #entries do
-			for id in string.gmatch(string.gsub(entries[i], '^%S*', ''), '%x+') do
-				inuse[id] = true
-			end
-		end
+		-- The kept entries on lines of their own: an id is then a
+		-- space, its hex, and a space or a newline; a checksum starts
+		-- a line. Plain finds in one string make no garbage per id,
+		-- where splitting every entry into a table of ids cost Redis
+		-- more than the rest of the script.
+		local kept = '\n' .. table.concat(entries, '\n', from, #entries) .. '\n'
 		for i = 7, #ARGV do
-			if inuse[ARGV[i]] then
+			if string.find(kept, ' ' .. ARGV[i] .. ' ', 1, true) or string.find(kept, ' ' .. ARGV[i] .. '\n', 1, true) then
 				return ARGV[i]
 			end
 		end
@@ -187,7 +187,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	last, ok := parseMicros(lastVal)
 	if !ok {
 		s.log.WarnContext(ctx, "redis: stored last activity is not a number; the conversation counts as expired",
-			"phone", conversation.MaskPhone(phone))
+			"phone", maskPhone(phone))
 	}
 	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(elems))}
 	undecodable, foreign := 0, false
@@ -210,7 +210,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	c.Turns, invalid = conversation.Repair(c.Turns)
 	if dropped := undecodable + invalid; dropped > 0 {
 		s.log.WarnContext(ctx, "redis: dropped invalid stored turns",
-			"phone", conversation.MaskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
+			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
 	}
 	return c, nil
 }
@@ -337,3 +337,7 @@ func parseMicros(s string) (time.Time, bool) {
 	}
 	return time.UnixMicro(us), true
 }
+
+// maskPhone hides a number in the log; it is named so that it can be
+// called where "phone" is a conversation key.
+var maskPhone = phone.Mask

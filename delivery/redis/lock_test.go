@@ -13,14 +13,24 @@ import (
 	"testing"
 	"time"
 
+	conversationredis "github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/delivery/redis"
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/mombot/mombot/conversation/redis"
 )
 
-func newLocker(t *testing.T, s *redis.Store, opts *redis.LockerOptions) *redis.Locker {
+// newLocker returns a Locker on s's client and prefix, logging where s
+// logs unless opts says otherwise.
+func newLocker(t *testing.T, s *conversationredis.Store, opts *redis.LockerOptions) *redis.Locker {
 	t.Helper()
-	l, err := s.Locker(opts)
+	var o redis.LockerOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Prefix = s.Prefix()
+	if o.Logger == nil {
+		o.Logger = logOf(s)
+	}
+	l, err := redis.NewLocker(s.Client(), &o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +167,7 @@ func TestLockOfDeadHolderExpires(t *testing.T) {
 func TestUnlockKeepsAnothersLock(t *testing.T) {
 	prefix := newPrefix(t)
 	var logs syncBuffer
-	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	s := open(t, prefix, &conversationredis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	l := newLocker(t, s, &redis.LockerOptions{TTL: 60 * time.Millisecond})
 	rdb := rawClient(t)
 	ctx := context.Background()
@@ -208,7 +218,7 @@ func (b *syncBuffer) String() string {
 func TestLockerOptions(t *testing.T) {
 	s := open(t, newPrefix(t), nil)
 	for _, ttl := range []time.Duration{-time.Second, time.Millisecond} {
-		if _, err := s.Locker(&redis.LockerOptions{TTL: ttl}); err == nil {
+		if _, err := redis.NewLocker(s.Client(), &redis.LockerOptions{TTL: ttl}); err == nil {
 			t.Errorf("Locker with TTL %v succeeded, want an error", ttl)
 		}
 	}
@@ -277,13 +287,14 @@ func TestLockLostWhenCutOff(t *testing.T) {
 	u, _ := neturl.Parse(testURL(t))
 	u.Host = p.addr()
 	var logs syncBuffer
-	s, err := redis.Open(context.Background(), u.String(), &redis.Options{Prefix: prefix, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	s, err := conversationredis.Open(context.Background(), u.String(), &conversationredis.Options{Prefix: prefix, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	const ttl = 3 * time.Second
-	l := newLocker(t, s, &redis.LockerOptions{TTL: ttl})
+	l := newLocker(t, s, &redis.LockerOptions{TTL: ttl, Logger: logger})
 	held, unlock := lockHeld(t, l, "a")
 	defer unlock()
 	p.cut()

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mombot/mombot/delivery"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -32,18 +33,26 @@ const minLockTTL = 10 * time.Millisecond
 // holder's context has ended.
 const releaseTimeout = 5 * time.Second
 
-// LockerOptions configure [Store.Locker]. The zero value means the defaults.
+// LockerOptions configure [NewLocker]. The zero value means the defaults.
 type LockerOptions struct {
+	// Prefix is put in front of the lock keys, after which comes "lock:";
+	// the conversation store's (conversation/redis Store.Prefix) keeps
+	// every key of a deployment together. "" means "mombot:".
+	Prefix string
 	// TTL is how long a lock stays taken after its holder stopped renewing
 	// it, for instance because its process died; 0 means DefaultLockTTL.
 	// It must be at least 10ms.
 	// A holder renews its lock every TTL/3 for as long as it holds it.
 	TTL time.Duration
+	// Logger reports lost locks and failed renewals; nil means
+	// slog.Default().
+	Logger *slog.Logger
 }
 
-// Locker hands out locks on keys that hold across every process sharing the
-// Redis, such as one per sender so that the replicas of the service handle
-// one person's messages one at a time. It is safe for concurrent use.
+// Locker is a [delivery.Locker] whose locks hold across every process
+// sharing the Redis: one per sender, so that the replicas of the service
+// handle one person's messages one at a time. It is safe for concurrent
+// use.
 //
 // A lock is a key <prefix>lock:<key> holding a random token of its holder,
 // set with SET NX PX, renewed while held and deleted on release only if it
@@ -60,9 +69,11 @@ type Locker struct {
 	log    *slog.Logger
 }
 
-// Locker returns a Locker on s's Redis and key prefix. It fails if opts
-// holds a TTL below 10ms other than 0.
-func (s *Store) Locker(opts *LockerOptions) (*Locker, error) {
+var _ delivery.Locker = (*Locker)(nil)
+
+// NewLocker returns a Locker on rdb. It fails if opts holds a TTL below
+// 10ms other than 0.
+func NewLocker(rdb *goredis.Client, opts *LockerOptions) (*Locker, error) {
 	var o LockerOptions
 	if opts != nil {
 		o = *opts
@@ -73,7 +84,13 @@ func (s *Store) Locker(opts *LockerOptions) (*Locker, error) {
 	if o.TTL < minLockTTL {
 		return nil, fmt.Errorf("redis: locker: TTL must be at least %v, got %v", minLockTTL, o.TTL)
 	}
-	return &Locker{rdb: s.rdb, prefix: s.prefix + "lock:", ttl: o.TTL, log: s.log}, nil
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Locker{rdb: rdb, prefix: o.Prefix + "lock:", ttl: o.TTL, log: o.Logger}, nil
 }
 
 // renewScript extends the lock KEYS[1] to ARGV[2] ms if it still holds the
@@ -93,9 +110,10 @@ end
 return 0
 `)
 
-// ErrLockLost is the cause (see [context.Cause]) of the end of the context
-// [Locker.Lock] returns when the lock was lost while held.
-var ErrLockLost = errors.New("redis: lock lost")
+// ErrLockLost is [delivery.ErrLockLost], the cause (see [context.Cause])
+// of the end of the context [Locker.Lock] returns when the lock was lost
+// while held.
+var ErrLockLost = delivery.ErrLockLost
 
 // Lock takes the lock on key, waiting while another holds it until ctx is
 // done. It returns a func that releases the lock; calling it more than once

@@ -1,0 +1,264 @@
+package storeurl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"log/slog"
+	"net"
+	neturl "net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/sqlite"
+)
+
+// Kinds of store a URL names.
+const (
+	File   = "file"
+	SQLite = "sqlite"
+	Redis  = "redis"
+)
+
+// ErrBadURL is wrapped by the errors about a store URL itself: an unknown
+// kind, a missing path, a malformed Redis URL.
+var ErrBadURL = errors.New("bad store URL")
+
+// Spec is what a store URL names.
+type Spec struct {
+	// Kind is File, SQLite or Redis.
+	Kind string
+	// Path is the file of a file or sqlite store.
+	Path string
+	// RedisURL is a redis store's URL for go-redis: the URL without
+	// ?prefix=, which go-redis does not know.
+	RedisURL string
+	// Prefix is a redis store's key prefix; "" means redis.DefaultPrefix.
+	Prefix string
+}
+
+// split returns a store URL's scheme and the rest: a plain path is of
+// scheme "file".
+func split(url string) (scheme, rest string) {
+	scheme, rest, hasScheme := strings.Cut(url, ":")
+	if !hasScheme || len(scheme) == 1 || strings.ContainsAny(scheme, `/\.`) { // a path, maybe C:\ or ./a:b
+		scheme, rest = File, url
+	}
+	return scheme, strings.TrimPrefix(rest, "//")
+}
+
+// Parse reads a store URL: a plain path or file:PATH for the JSON file,
+// sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] (or rediss://)
+// for Redis. An empty URL, or file: alone, is the JSON file at its default
+// path. Errors wrap ErrBadURL and never repeat a password.
+func Parse(url string) (Spec, error) {
+	scheme, rest := split(url)
+	switch scheme {
+	case File:
+		if rest == "" {
+			rest = jsonfile.DefaultPath()
+		}
+		return Spec{Kind: File, Path: rest}, nil
+	case SQLite:
+		if rest == "" {
+			return Spec{}, fmt.Errorf("store %q: %w: sqlite: needs a path, like sqlite:data/mombot.db", url, ErrBadURL)
+		}
+		return Spec{Kind: SQLite, Path: rest}, nil
+	case "redis", "rediss":
+		// ?prefix= chooses the key prefix, so several deployments (or
+		// tests) can share one database.
+		u, err := neturl.Parse(url)
+		if err != nil || u.Opaque != "" { // redis:host:port, without the slashes
+			return Spec{}, fmt.Errorf("store: %w: %s is not a redis://HOST:PORT/DB URL", ErrBadURL, Redact(url))
+		}
+		q := u.Query()
+		prefix := q.Get("prefix")
+		q.Del("prefix")
+		u.RawQuery = q.Encode()
+		return Spec{Kind: Redis, RedisURL: u.String(), Prefix: prefix}, nil
+	default:
+		return Spec{}, fmt.Errorf("store %q: %w: unknown kind %q; use a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB", url, ErrBadURL, scheme)
+	}
+}
+
+// Options configure [Open]. The zero value means the defaults.
+type Options struct {
+	// Logger receives the store's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// MustExist makes Open fail with an error wrapping fs.ErrNotExist,
+	// creating nothing, when a JSON file or SQLite database is not there:
+	// for commands that only look at, remove or copy from conversations,
+	// so that a mistyped path is reported instead of an empty store.
+	MustExist bool
+	// AllowUnreachable lets Open succeed while a Redis store does not
+	// answer (see redis.Options.AllowUnreachable), for a server that
+	// answers without memory until Redis is back.
+	AllowUnreachable bool
+}
+
+// Open opens the store url names (see [Parse]). The caller closes it.
+func Open(ctx context.Context, url string, opts *Options) (conversation.Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	spec, err := Parse(url)
+	if err != nil {
+		return nil, err
+	}
+	switch spec.Kind {
+	case File:
+		s, err := jsonfile.Open(spec.Path, &jsonfile.Options{Logger: o.Logger, MustExist: o.MustExist})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", url, err)
+		}
+		return s, nil
+	case SQLite:
+		if o.MustExist {
+			if _, err := os.Stat(spec.Path); errors.Is(err, iofs.ErrNotExist) {
+				return nil, fmt.Errorf("store %s: no database at %s: %w", url, spec.Path, iofs.ErrNotExist)
+			}
+		}
+		s, err := sqlite.Open(spec.Path, &sqlite.Options{Logger: o.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", url, err)
+		}
+		return s, nil
+	default:
+		s, err := redis.Open(ctx, spec.RedisURL, &redis.Options{Logger: o.Logger, Prefix: spec.Prefix, AllowUnreachable: o.AllowUnreachable})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", Redact(url), err)
+		}
+		return s, nil
+	}
+}
+
+// Dir returns the folder where the files that belong with the
+// conversations are kept (the shared lists, the WhatsApp inbox): the
+// folder of a file or sqlite store, else the default data folder.
+func Dir(url string) string {
+	scheme, rest := split(url)
+	if (scheme == File || scheme == SQLite) && rest != "" {
+		return filepath.Dir(rest)
+	}
+	return filepath.Dir(jsonfile.DefaultPath())
+}
+
+// Kind returns the kind of store url names, as Parse would, without
+// reading the rest: for logs, which must not show a path or a password.
+func Kind(url string) string {
+	scheme, _ := split(url)
+	return scheme
+}
+
+// Same reports whether two store URLs name the same storage, however they
+// are spelled: file:x.json, x.json and ./x.json are one file, so are a
+// path and a symbolic link to it; redis://localhost/0 and
+// redis://127.0.0.1:6379 are one database, and under one prefix one store.
+func Same(a, b string) (bool, error) {
+	sa, err := Parse(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := Parse(b)
+	if err != nil {
+		return false, err
+	}
+	if (sa.Kind == Redis) != (sb.Kind == Redis) {
+		return false, nil
+	}
+	if sa.Kind == Redis {
+		return redisIdentity(sa) == redisIdentity(sb), nil
+	}
+	// A JSON file and an SQLite database on one path are one file too.
+	pa, pb := resolvePath(sa.Path), resolvePath(sb.Path)
+	if pa == pb {
+		return true, nil
+	}
+	fa, erra := os.Stat(pa)
+	fb, errb := os.Stat(pb)
+	return erra == nil && errb == nil && os.SameFile(fa, fb), nil
+}
+
+// resolvePath returns path absolute, clean and with symbolic links
+// resolved, also a link to a file not created yet.
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	for range 40 { // as many links as Linux follows
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = target
+	}
+	// The file does not exist yet; its folder may be a link.
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
+}
+
+// redisIdentity names the keys a redis store uses: server, database and
+// prefix, with go-redis's defaults filled in (port 6379, database 0,
+// prefix "mombot:") and the loopback host's spellings made one.
+func redisIdentity(s Spec) string {
+	u, _ := neturl.Parse(s.RedisURL) // parsed once already
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	switch host {
+	case "", "localhost", "::1", "127.0.0.1":
+		host = "loopback"
+	}
+	if port == "" {
+		port = "6379"
+	}
+	db := strings.Trim(u.Path, "/")
+	if db == "" {
+		db = u.Query().Get("db")
+	}
+	if n, err := strconv.Atoi(db); err == nil {
+		db = strconv.Itoa(n)
+	} else if db == "" {
+		db = "0"
+	}
+	prefix := s.Prefix
+	if prefix == "" {
+		prefix = redis.DefaultPrefix
+	}
+	return net.JoinHostPort(host, port) + "/" + db + "/" + prefix
+}
+
+// Redact returns a URL without the password it may carry, for messages.
+func Redact(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "redis URL (unparsable)"
+	}
+	return u.Redacted()
+}
+
+// Display returns a store URL fit for output: a redis URL without its
+// password, anything else as given.
+func Display(url string) string {
+	if scheme, _ := split(url); scheme == "redis" || scheme == "rediss" {
+		return Redact(url)
+	}
+	return url
+}

@@ -1,0 +1,125 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// HandledFor is how long the id of a message handled is remembered, so
+// that a redelivery of it is not answered again: Meta delivers a webhook
+// again for up to seven days. Every [Inbox] keeps ids this long; it is
+// defined here only.
+const HandledFor = 7 * 24 * time.Hour
+
+// Message is one message on its way to its reply: what an [Inbox] holds.
+type Message struct {
+	// ID identifies the message (WhatsApp's wamid): a message pushed again
+	// with the ID of one waiting or handled is a duplicate.
+	ID string
+	// Key is the sender: the messages of one key are answered one at a
+	// time and in the order they were pushed. Keys are phone numbers and
+	// are logged masked.
+	Key string
+	// Body is the message itself, a JSON value the package does not read.
+	Body json.RawMessage
+}
+
+// envelope is how a Message is stored by the backends.
+type envelope struct {
+	ID   string          `json:"id"`
+	Key  string          `json:"key"`
+	Body json.RawMessage `json:"body"`
+}
+
+// MarshalJSON encodes m as {"id":..., "key":..., "body":...}, Body
+// compacted. It fails when Body is not JSON.
+func (m Message) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, m.Body); err != nil {
+		return nil, fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	// The body is kept as given: escaping it anew would change its bytes.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(envelope{ID: m.ID, Key: m.Key, Body: b.Bytes()}); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(out.Bytes(), "\n"), nil
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes. It also reads a message
+// an earlier version of mombot queued, which is the WhatsApp event alone:
+// its "ID" and "From" fields are the id and the key, and the whole of it
+// the body, so that what was acknowledged before an upgrade is answered
+// after it.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var e envelope
+	if err := json.Unmarshal(data, &e); err != nil {
+		return fmt.Errorf("delivery: message: %w", err)
+	}
+	if len(e.Body) == 0 {
+		var old struct{ ID, From string }
+		if err := json.Unmarshal(data, &old); err != nil {
+			return fmt.Errorf("delivery: message: %w", err)
+		}
+		e.ID, e.Key, e.Body = old.ID, old.From, append(json.RawMessage(nil), data...)
+	}
+	if e.ID == "" || e.Key == "" {
+		return errors.New("delivery: message without an id or a key")
+	}
+	*m = Message{ID: e.ID, Key: e.Key, Body: e.Body}
+	return nil
+}
+
+// Errors of an [Inbox] and a [Pipeline].
+var (
+	// ErrDuplicate is returned by Push, and by Pipeline.Accept, for a
+	// message whose id is waiting in the inbox already or was handled in
+	// the last HandledFor: it is not kept again.
+	ErrDuplicate = errors.New("delivery: message waiting or handled already")
+	// ErrRefused is wrapped by Pipeline.Accept when a message cannot be
+	// kept (the Inbox failed, or the Pipeline is shutting down): the
+	// sender of the webhook must deliver it again later.
+	ErrRefused = errors.New("delivery: message not kept")
+)
+
+// Inbox holds each sender's messages from the moment they are accepted
+// until their reply is sent, and remembers for [HandledFor] the ids of the
+// messages handled. Meta does not deliver a webhook again once it was
+// answered 200, so a message is acknowledged only once Push has returned:
+// an Inbox that keeps its messages through a crash ([File] on disk, or one
+// on Redis, delivery/redis) makes every acknowledged message answered,
+// after a restart if need be. One Inbox shared by several replicas also
+// has a sender's messages answered in the order delivered even when
+// consecutive ones reach different replicas.
+//
+// A queue per key is first in, first out:
+//   - Push appends m to the end of m.Key's queue, and returns nil only
+//     once it is kept. It returns ErrDuplicate, keeping nothing, when
+//     m.ID is waiting in the inbox or was handled in the last HandledFor:
+//     the one check of duplicates. It fails when m.Body is not JSON.
+//   - Peek returns the message at the head of key's queue without removing
+//     it; ok is false when the queue is empty.
+//   - Done is the transition "reply sent", and the only one that removes
+//     a message: in one atomic write, it removes the head of key's queue if
+//     its id is id (and nothing otherwise, so a repeated Done, or one by a
+//     holder that lost its lock, removes nothing else) and records id as
+//     handled. On error neither happened.
+//   - Keys returns the keys whose queue holds messages, so that a process
+//     starting after a crash finds what was left.
+//
+// Implementations must be safe for concurrent use, by every process that
+// shares them. Anybody may Push; only the holder of key's [Locker] lock
+// peeks at key's queue and calls Done, which is what makes a message
+// handled by one holder at a time.
+type Inbox interface {
+	Push(ctx context.Context, m Message) error
+	Peek(ctx context.Context, key string) (m Message, ok bool, err error)
+	Done(ctx context.Context, key, id string) error
+	Keys(ctx context.Context) ([]string, error)
+}

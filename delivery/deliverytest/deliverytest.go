@@ -1,0 +1,180 @@
+// Package deliverytest is the conformance suite of delivery.Inbox: every
+// implementation (Memory, File, the Redis one) runs it, as slog handlers
+// run testing/slogtest, so that they keep one contract.
+package deliverytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/mombot/mombot/delivery"
+)
+
+// Msg returns a message of key with id, whose body names both.
+func Msg(key, id string) delivery.Message {
+	return delivery.Message{ID: id, Key: key, Body: fmt.Appendf(nil, `{"id":%q,"text":"hello from %s"}`, id, key)}
+}
+
+// Run runs every case against a new, empty Inbox from open for each; a
+// failure says which rule of the contract was broken.
+func Run(t *testing.T, open func(t *testing.T) delivery.Inbox) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			c.run(t, open(t))
+		})
+	}
+}
+
+var cases = []struct {
+	name string
+	run  func(t *testing.T, in delivery.Inbox)
+}{
+	{"an empty inbox has no keys and no head", func(t *testing.T, in delivery.Inbox) {
+		if k := Keys(t, in); len(k) != 0 {
+			t.Errorf("Keys = %q, want none", k)
+		}
+		if _, ok := Peek(t, in, "+14155551234"); ok {
+			t.Error("Peek of an empty queue found a message")
+		}
+	}},
+	{"each key's queue is first in, first out, and Peek removes nothing", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		Push(t, in, Msg("+1", "a2"))
+		Push(t, in, Msg("+2", "b1"))
+		for range 2 {
+			if m, _ := Peek(t, in, "+1"); m.ID != "a1" {
+				t.Fatalf("head of +1 = %q, want a1", m.ID)
+			}
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "b1" || m.Key != "+2" {
+			t.Fatalf("head of +2 = %+v, want b1", m)
+		}
+		if got := Keys(t, in); !slices.Equal(got, []string{"+1", "+2"}) {
+			t.Errorf("Keys = %q, want [+1 +2]", got)
+		}
+	}},
+	{"a message comes back as pushed, its body compacted", func(t *testing.T, in delivery.Inbox) {
+		m := delivery.Message{ID: "x", Key: "+1", Body: []byte("{ \"text\": \"a <b> & c\",\n \"n\": 4 }")}
+		Push(t, in, m)
+		got, _ := Peek(t, in, "+1")
+		if got.ID != "x" || got.Key != "+1" || string(got.Body) != `{"text":"a <b> & c","n":4}` {
+			t.Errorf("Peek = %+v %s", got, got.Body)
+		}
+	}},
+	{"a body that is not JSON is refused and nothing kept", func(t *testing.T, in delivery.Inbox) {
+		if err := in.Push(context.Background(), delivery.Message{ID: "x", Key: "+1", Body: []byte("not json")}); err == nil {
+			t.Error("Push of a body that is not JSON succeeded")
+		}
+		if k := Keys(t, in); len(k) != 0 {
+			t.Errorf("Keys = %q after a refused push", k)
+		}
+	}},
+	{"a message waiting is a duplicate: ErrDuplicate, nothing kept", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		if err := in.Push(context.Background(), Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
+			t.Fatalf("second Push of a1 = %v, want ErrDuplicate", err)
+		}
+		Done(t, in, "+1", "a1")
+		if _, ok := Peek(t, in, "+1"); ok {
+			t.Error("the duplicate was queued")
+		}
+	}},
+	{"Done removes the head and records it: a push of it is then a duplicate", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		Push(t, in, Msg("+1", "a2"))
+		Done(t, in, "+1", "a1")
+		if m, _ := Peek(t, in, "+1"); m.ID != "a2" {
+			t.Fatalf("head after Done(a1) = %q, want a2", m.ID)
+		}
+		if err := in.Push(context.Background(), Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
+			t.Errorf("Push of a handled message = %v, want ErrDuplicate", err)
+		}
+		Done(t, in, "+1", "a2")
+		if k := Keys(t, in); len(k) != 0 {
+			t.Errorf("Keys = %q once every message is done", k)
+		}
+	}},
+	{"Done removes only the head, and only if it is the message", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		Push(t, in, Msg("+1", "a2"))
+		Done(t, in, "+1", "a2") // not the head: a holder that lost its lock
+		Done(t, in, "+3", "a1") // another key
+		if m, _ := Peek(t, in, "+1"); m.ID != "a1" {
+			t.Fatalf("head of +1 = %q after Done of others, want a1", m.ID)
+		}
+		Done(t, in, "+1", "a1")
+		Done(t, in, "+1", "a1") // repeated: removes nothing else
+		if m, _ := Peek(t, in, "+1"); m.ID != "a2" {
+			t.Fatalf("head of +1 = %q after Done(a1) twice, want a2", m.ID)
+		}
+	}},
+	{"Done of a message never pushed records it", func(t *testing.T, in delivery.Inbox) {
+		Done(t, in, "+1", "m")
+		if err := in.Push(context.Background(), Msg("+1", "m")); !errors.Is(err, delivery.ErrDuplicate) {
+			t.Errorf("Push after Done = %v, want ErrDuplicate", err)
+		}
+	}},
+	{"concurrent pushes keep each key's order", func(t *testing.T, in delivery.Inbox) {
+		var wg sync.WaitGroup
+		for k := range 4 {
+			wg.Go(func() {
+				for i := range 5 {
+					Push(t, in, Msg(fmt.Sprintf("+%d", k), fmt.Sprintf("%d-%d", k, i)))
+				}
+			})
+		}
+		wg.Wait()
+		for k := range 4 {
+			key := fmt.Sprintf("+%d", k)
+			for i := range 5 {
+				want := fmt.Sprintf("%d-%d", k, i)
+				if m, _ := Peek(t, in, key); m.ID != want {
+					t.Fatalf("message %d of %s = %q, want %q", i, key, m.ID, want)
+				}
+				Done(t, in, key, want)
+			}
+		}
+	}},
+}
+
+// Push pushes m, failing the test on an error.
+func Push(t *testing.T, in delivery.Inbox, m delivery.Message) {
+	t.Helper()
+	if err := in.Push(context.Background(), m); err != nil {
+		t.Fatalf("Push(%s, %s): %v", m.Key, m.ID, err)
+	}
+}
+
+// Peek returns the head of key's queue, failing the test on an error.
+func Peek(t *testing.T, in delivery.Inbox, key string) (delivery.Message, bool) {
+	t.Helper()
+	m, ok, err := in.Peek(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Peek(%s): %v", key, err)
+	}
+	return m, ok
+}
+
+// Done calls Done, failing the test on an error.
+func Done(t *testing.T, in delivery.Inbox, key, id string) {
+	t.Helper()
+	if err := in.Done(context.Background(), key, id); err != nil {
+		t.Fatalf("Done(%s, %s): %v", key, id, err)
+	}
+}
+
+// Keys returns the keys, sorted, failing the test on an error.
+func Keys(t *testing.T, in delivery.Inbox) []string {
+	t.Helper()
+	k, err := in.Keys(context.Background())
+	if err != nil {
+		t.Fatalf("Keys: %v", err)
+	}
+	slices.Sort(k)
+	return k
+}

@@ -1,0 +1,67 @@
+// Package delivery is a message's life from its acknowledgement to its
+// reply: a durable [Inbox] (a [File] for one process, one on Redis in
+// delivery/redis for replicas) that also remembers the ids handled, the
+// per-sender [Locker] ([Local], or the Redis one), and the [Pipeline]
+// that takes each message through its states, calling a [Handler] (the
+// WhatsApp server's) to answer and send.
+//
+// # A message's life
+//
+//	POST /webhook   whatsapp.Server: signature, business number, family, kind
+//	   │
+//	   ▼
+//	received ── Pipeline.Accept ── Inbox.Push ─┬─ ErrDuplicate (waiting, or handled in
+//	   │                                       │  the last 7 days): skipped, 200
+//	   │                                       ├─ failed: 503, Meta delivers it again;
+//	   │                                       │  or with MemoryFallback held in memory, 200
+//	   │                                       └─ kept: 200
+//	   ▼
+//	queued ◄── a drain: at once, at each pass (every minute), at the next start,
+//	   │       or in another replica; it holds the sender's Locker lock and
+//	   │       takes the head of the sender's queue (Peek)
+//	   ▼
+//	answering ── Handler.Answer, ctx carrying the lock ── ErrSkip (too old,
+//	   │         lock lost or shutdown: stays queued       unreadable) ──────┐
+//	   ▼                                                                    │
+//	reply in hand ── Handler.Send ── ErrTemporary: the rest is kept in the  │
+//	   │             process and sent at a later pass, not asked again;     │
+//	   │             lock lost before sending: kept so, stays queued;       │
+//	   │             refused for good: logged, done with                    │
+//	   ▼                                                                    │
+//	sent ◄──────────────────────────────────────────────────────────────────┘
+//	   │  Inbox.Done: ONE atomic write (File: one rewrite; Redis: one script)
+//	   │  removes the message from its queue and records its id for
+//	   │  HandledFor. Done failed: the process remembers it as sent, does not
+//	   │  answer it again, and does Done again at the next pass.
+//	   ▼
+//	done
+//
+// Only "queued" and "done" are durable. "answering", "reply in hand" and
+// "sent" live in the process: a reply in hand is sent at a later pass
+// without asking the Handler again; a message sent whose Done failed (a
+// full disk, Redis down) is not answered again by this process, and the
+// next pass that finds it does Done again. After a crash, a message in
+// those states is queued still and is answered anew: at least once, and
+// twice only if the crash falls between sending its reply and its Done.
+//
+// # Guarantees
+//
+//   - Acknowledged means durable: Accept returns nil only once the Inbox
+//     holds the message (or, with MemoryFallback for a shared Inbox that is
+//     down, once it is in memory, where it is lost only if the process dies
+//     before answering it).
+//   - Duplicates are checked once, when a message is pushed: an id waiting
+//     or handled in the last [HandledFor] (seven days, as long as Meta
+//     redelivers) is not kept again, across restarts and replicas.
+//   - Per-sender order: one drain per sender at a time in a process, under
+//     the sender's lock across processes; a sender's messages held in
+//     memory come after those in the Inbox, and the later ones join them.
+//   - Several replicas on Redis share the Inbox and the lock; one whose
+//     lock passed to another (cut off longer than its TTL) stops before
+//     sending the reply in hand.
+//   - Shutdown answers what was accepted, for as long as its context
+//     allows; what is left stays queued for the next start.
+//
+// The per-sender lock is passed down to the Handler with [WithLock], so
+// that what it calls (the assistant) uses it rather than taking it again.
+package delivery

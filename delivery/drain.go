@@ -1,0 +1,315 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mombot/mombot/phone"
+)
+
+// doneTimeout bounds the Done of a message whose reply is sent, which goes
+// ahead during a shutdown past its deadline: forgetting that the reply was
+// sent would answer it twice.
+const doneTimeout = 5 * time.Second
+
+// drain answers the messages waiting for key, holding the sender's lock,
+// until its queues are empty, the lock is lost or the Pipeline stops. A
+// message leaves its Inbox only once its reply is sent (or it needs none),
+// so whatever drain does not finish stays for the next drain: in this
+// process, in another replica, or after a restart.
+//
+// Without the lock (the Locker failed, or the Pipeline is shutting down
+// while another replica holds it) drain answers only the messages held in
+// this process's memory: another replica may be answering the shared
+// Inbox, and what it holds waits there for the next pass.
+func (p *Pipeline) drain(key string) {
+	log := p.log.With("from", phone.Mask(key))
+	held, unlock, locked := p.lock(log, key)
+	if held == nil {
+		return
+	}
+	defer unlock()
+	inboxes := p.inboxes()
+	if !locked {
+		inboxes = []Inbox{p.mem}
+	}
+	for _, q := range inboxes {
+		switch p.drainInbox(held, log, q, key) {
+		case inboxFailed:
+			// What the Inbox holds waits for the next pass; what memory
+			// holds (the Inbox is likely down) is answered meanwhile.
+		case inboxStopped:
+			return
+		}
+	}
+}
+
+// How a drain of one inbox ended.
+const (
+	inboxEmpty   = iota // it emptied key's queue
+	inboxStopped        // it stopped: the Pipeline stops, the lock was lost, or a reply waits for a later pass
+	inboxFailed         // the inbox failed
+)
+
+// drainInbox answers key's messages in q one by one, and returns how it
+// ended.
+func (p *Pipeline) drainInbox(held context.Context, log *slog.Logger, q Inbox, key string) int {
+	for {
+		if p.ctx.Err() != nil {
+			return inboxStopped
+		}
+		if held.Err() != nil {
+			log.Warn("delivery: sender lock lost; the sender's messages are left to its next holder")
+			return inboxStopped
+		}
+		var m Message
+		var ok bool
+		err := p.retry(log, "peek", p.ctx, func(ctx context.Context) (err error) {
+			m, ok, err = q.Peek(ctx, key)
+			return err
+		})
+		if err != nil {
+			if p.ctx.Err() != nil {
+				return inboxStopped
+			}
+			log.Error("delivery: inbox failed; the sender's messages wait for the next pass", "err", err)
+			return inboxFailed
+		}
+		if !ok {
+			return inboxEmpty
+		}
+		switch p.handle(held, log.With("id", m.ID), q, m) {
+		case stopped:
+			return inboxStopped
+		case failed:
+			return inboxFailed
+		}
+	}
+}
+
+// outcome is what became of a message a drain took.
+type outcome int
+
+const (
+	done    outcome = iota // its reply is sent, or it needs none: it left the Inbox
+	stopped                // the Pipeline stops, the lock was lost, or its reply waits for a later pass
+	failed                 // its reply is sent, but the Inbox failed to record it: the process remembers it
+)
+
+// handle takes m through answering, sending and Done, resuming where this
+// process left it (a reply in hand, or sent), and returns what became of
+// it.
+func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Message) outcome {
+	st := p.live.get(m.ID)
+	switch {
+	case st.phase == phaseSent:
+		log.Info("delivery: message answered already; recording it, not answering it again")
+		return p.done(log, q, m)
+	case p.mem.Handled(m.ID):
+		// A push that timed out had kept it after all, and this process
+		// answered the other copy, the one in memory or the Inbox's.
+		log.Info("delivery: message answered already from another copy; recording it, not answering it again")
+		return p.done(log, q, m)
+	case st.phase == phaseAnswered && st.pass != 0 && st.pass == p.pass.Load():
+		// Its send failed for now during this pass: the next pass sends it.
+		return stopped
+	case st.phase == phaseAnswered:
+		log.Info("delivery: sending the reply that could not be sent before")
+	}
+	if !p.answer(held, log, m, st) {
+		return stopped
+	}
+	return p.done(log, q, m)
+}
+
+// answer answers m, or sends the rest of the reply st holds, and reports
+// whether m is done with: its reply sent, no reply needed, or one that
+// cannot be sent. The phases it leaves m in (answered, sent) are the
+// process's memory of m should the drain stop, or Done fail.
+func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st state) bool {
+	// Once the lock is lost the next holder answers the message: going on
+	// would answer it twice. The Handler finds the sender's lock held.
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	defer context.AfterFunc(held, cancel)()
+	ctx = WithLock(ctx, m.Key, held)
+	parts := st.parts
+	if st.phase != phaseAnswered {
+		var err error
+		parts, err = p.h.Answer(ctx, m)
+		switch {
+		case ctx.Err() != nil:
+			if held.Err() != nil {
+				log.Warn("delivery: sender lock lost before the reply was sent; the message is left to its next holder")
+			} else {
+				log.Warn("delivery: message not answered: shutting down; it stays queued for the next start")
+			}
+			return false
+		case errors.Is(err, ErrSkip):
+			p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
+			return true
+		case err != nil:
+			log.Error("delivery: message cannot be answered; it is done with", "err", err)
+			p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
+			return true
+		}
+	}
+	// ctx follows held only through an AfterFunc, which runs in a
+	// goroutine of its own: look at held itself before sending. A reply
+	// made before the loss was seen is kept, as an unsent one is, so that
+	// this process's next holder of the lock sends it without asking again.
+	if held.Err() != nil {
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, at: p.o.Now()})
+		log.Warn("delivery: sender lock lost before the reply was sent; the message is left to its next holder")
+		return false
+	}
+	n, err := p.h.Send(ctx, m, parts)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		// The rest waits, in this process, for the next holder of the
+		// lock; after a restart the message is answered anew.
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], at: p.o.Now()})
+		return false
+	case errors.Is(err, ErrTemporary):
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], pass: p.pass.Load(), at: p.o.Now()})
+		log.Warn("delivery: reply not sent for now; it stays in the inbox and is sent at a later pass", "parts_left", len(parts)-n, "err", err)
+		return false
+	default:
+		log.Error("delivery: reply cannot be sent; the message is done with", "parts_left", len(parts)-n, "err", err)
+	}
+	p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
+	return true
+}
+
+// done records m, whose reply is sent, as handled and removes it from q:
+// one Done. Should that fail, the process remembers m as sent, does not
+// answer it again, and the next pass that finds it does Done again.
+func (p *Pipeline) done(log *slog.Logger, q Inbox, m Message) outcome {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), doneTimeout*attempts)
+	defer cancel()
+	err := p.retry(log, "done", ctx, func(ctx context.Context) error { return q.Done(ctx, m.Key, m.ID) })
+	if err != nil {
+		log.Error("delivery: recording the message as handled failed; this process does not answer it again, and the next pass records it", "err", err)
+		return failed
+	}
+	p.live.forget(m.ID)
+	if q != Inbox(p.mem) {
+		// Memory remembers it too, for a copy it may hold (see handle).
+		p.mem.Done(ctx, m.Key, m.ID)
+	} else if p.o.Inbox != Inbox(p.mem) {
+		// Record it in the shared Inbox too, where it may also be (a push
+		// that timed out after all), for the other replicas and the next
+		// start; memory remembers it for this process meanwhile.
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		if err := p.o.Inbox.Done(cctx, m.Key, m.ID); err != nil {
+			log.Warn("delivery: recording a message answered from memory in the inbox failed; this process still does not answer it again", "err", err)
+		}
+		cancel()
+	}
+	return done
+}
+
+// lock takes the sender's lock. It returns a nil held when the Pipeline has
+// stopped. When the lock is not taken otherwise, because the Locker failed
+// or another replica holds it through a shutdown, it logs why and returns
+// locked false, with a held that never ends and an unlock that does
+// nothing.
+func (p *Pipeline) lock(log *slog.Logger, key string) (held context.Context, unlock func(), locked bool) {
+	ctx, cancel := context.WithCancel(p.ctx)
+	defer cancel()
+	taken := make(chan struct{})
+	defer close(taken)
+	go func() {
+		select {
+		case <-p.closed:
+		case <-taken:
+			return
+		}
+		t := time.NewTimer(p.o.ShutdownLockWait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-taken:
+		}
+	}()
+	held, unlock, err := p.o.Locker.Lock(ctx, key)
+	switch {
+	case err == nil:
+		return held, unlock, true
+	case p.ctx.Err() != nil:
+		return nil, nil, false
+	case ctx.Err() != nil:
+		log.Info("delivery: shutting down while another holds the sender's lock; the sender's messages are left to it")
+	default:
+		log.Error("delivery: sender lock failed; only the messages held in this process's memory are answered, the others wait for the next pass", "err", err)
+	}
+	return context.Background(), func() {}, false
+}
+
+// Phases of a message that this process remembers (see the package doc).
+const (
+	phaseNone     = iota
+	phaseAnswered // its reply is in hand, not (all) sent
+	phaseSent     // its reply is sent, or it needs none; Done failed
+)
+
+// state is what the process remembers of a message it took.
+type state struct {
+	phase int
+	// parts are the parts of the reply not yet sent (phaseAnswered).
+	parts []string
+	// pass is the resume pass during which a send failed for a passing
+	// reason: the reply waits for the next one.
+	pass int64
+	// at is when the state was set, to forget it after HandledFor.
+	at time.Time
+}
+
+// inflight is the process's memory of the messages it took whose Done has
+// not happened: a reply in hand, or a reply sent whose Done failed. It
+// keeps the Handler from being asked twice and a message from being
+// answered twice while the Inbox fails. It is lost with the process: after
+// a restart such a message is answered anew.
+type inflight struct {
+	mu sync.Mutex
+	m  map[string]state
+}
+
+func (f *inflight) get(id string) state {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m[id]
+}
+
+func (f *inflight) sent(id string) bool { return f.get(id).phase == phaseSent }
+
+func (f *inflight) set(id string, st state) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]state{}
+	}
+	f.m[id] = st
+}
+
+func (f *inflight) forget(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, id)
+}
+
+// prune forgets what is older than HandledFor: no Inbox still holds it.
+func (f *inflight) prune(now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, st := range f.m {
+		if now.Sub(st.at) > HandledFor {
+			delete(f.m, id)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package delivery_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestMemoryConformance(t *testing.T) {
+	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return &delivery.Memory{} })
+}
+
+func TestFileConformance(t *testing.T) {
+	deliverytest.Run(t, func(t *testing.T) delivery.Inbox {
+		return openFile(t, filepath.Join(t.TempDir(), "inbox.json"), nil)
+	})
+}
+
+func openFile(t *testing.T, path string, now func() time.Time) *delivery.File {
+	t.Helper()
+	f, err := delivery.OpenFile(path, &delivery.FileOptions{Now: now, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFile: a File is on disk after every Push and Done, mode 0600, with
+// no temporary file left; what is read back equals what was pushed.
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inbox.json")
+	f := openFile(t, path, nil)
+	deliverytest.Push(t, f, deliverytest.Msg("+1", "a1"))
+	deliverytest.Push(t, f, deliverytest.Msg("+1", "a2"))
+	deliverytest.Push(t, f, delivery.Message{ID: "b1", Key: "+2", Body: []byte(`{"text":"a <b> & c"}`)})
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("file mode %v, want 0600", perm)
+	}
+	deliverytest.Done(t, f, "+1", "a1")
+
+	g := openFile(t, path, nil)
+	if got := deliverytest.Keys(t, g); !slices.Equal(got, []string{"+1", "+2"}) {
+		t.Fatalf("Keys after reopening = %q", got)
+	}
+	if m, _ := deliverytest.Peek(t, g, "+1"); m.ID != "a2" {
+		t.Errorf("head of +1 after reopening = %q, want a2", m.ID)
+	}
+	if m, _ := deliverytest.Peek(t, g, "+2"); string(m.Body) != `{"text":"a <b> & c"}` {
+		t.Errorf("body read back = %s", m.Body)
+	}
+	if err := g.Push(context.Background(), deliverytest.Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("a message done before reopening is not a duplicate after it: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+// TestFileHandledExpires: a handled id is remembered HandledFor, across
+// reopening, and then dropped from the file.
+func TestFileHandledExpires(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inbox.json")
+	t0 := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := t0
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	set := func(t time.Time) { mu.Lock(); now = t; mu.Unlock() }
+	f := openFile(t, path, clock)
+	deliverytest.Done(t, f, "+1", "wamid.A")
+	set(t0.Add(time.Minute))
+	deliverytest.Done(t, f, "+1", "wamid.B")
+
+	set(t0.Add(time.Hour))
+	if err := openFile(t, path, clock).Push(context.Background(), deliverytest.Msg("+1", "wamid.A")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Fatalf("an id handled an hour ago, after reopening: %v, want ErrDuplicate", err)
+	}
+	set(t0.Add(delivery.HandledFor + 30*time.Second))
+	g := openFile(t, path, clock)
+	deliverytest.Push(t, g, deliverytest.Msg("+1", "wamid.A")) // more than 7 days: a new message
+	if err := g.Push(context.Background(), deliverytest.Msg("+1", "wamid.B")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("an id handled less than 7 days ago: %v, want ErrDuplicate", err)
+	}
+	set(t0.Add(delivery.HandledFor + time.Hour))
+	deliverytest.Push(t, f, deliverytest.Msg("+3", "wamid.B")) // without reopening
+	data, _ := os.ReadFile(path)
+	var onDisk struct{ Handled map[string]int64 }
+	if err := jsonUnmarshal(data, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	if len(onDisk.Handled) != 0 {
+		t.Errorf("expired ids still in the file: %v", onDisk.Handled)
+	}
+}
+
+// TestFileDamaged: a file that does not parse is moved aside, logged, and
+// replaced by an empty inbox.
+func TestFileDamaged(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inbox.json")
+	if err := os.WriteFile(path, []byte(`{"queues": {"+1": [{"ID": "wamid.A"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	f, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := deliverytest.Keys(t, f); len(got) != 0 {
+		t.Errorf("Keys of a damaged file: %q", got)
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("damaged file not moved aside: %v", aside)
+	}
+	if data, _ := os.ReadFile(aside[0]); !strings.Contains(string(data), "wamid.A") {
+		t.Errorf("the file moved aside lost its content: %q", data)
+	}
+	if !strings.Contains(logs.String(), "inbox file is damaged") {
+		t.Errorf("the damaged file was not logged: %s", logs.String())
+	}
+	deliverytest.Push(t, f, deliverytest.Msg("+1", "x"))
+	if got := deliverytest.Keys(t, openFile(t, path, nil)); !slices.Equal(got, []string{"+1"}) {
+		t.Errorf("a new file did not replace the damaged one: %q", got)
+	}
+}
+
+// TestFileWriteFails: a message is kept, or done with, only once that is on
+// disk; a failed Done leaves the message queued and unrecorded.
+func TestFileWriteFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "inbox.json")
+	f := openFile(t, path, nil)
+	if err := f.Push(context.Background(), deliverytest.Msg("+1", "a1")); err == nil {
+		t.Fatal("Push succeeded without being able to save")
+	}
+	if got := deliverytest.Keys(t, f); len(got) != 0 {
+		t.Fatalf("a message whose save failed is queued: %q", got)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	deliverytest.Push(t, f, deliverytest.Msg("+1", "a1"))
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Done(context.Background(), "+1", "a1"); err == nil {
+		t.Fatal("Done succeeded without being able to save")
+	}
+	if m, _ := deliverytest.Peek(t, f, "+1"); m.ID != "a1" {
+		t.Fatalf("a message whose Done could not be saved is gone: head %q", m.ID)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// Neither removed nor recorded: Done again does both.
+	deliverytest.Done(t, f, "+1", "a1")
+	if got := deliverytest.Keys(t, openFile(t, path, nil)); len(got) != 0 {
+		t.Errorf("Keys after Done = %q", got)
+	}
+}
+
+// TestFileUpgrade: the files of an earlier version, the inbox of bare
+// WhatsApp events and the separate file of handled ids, are read: the
+// messages waiting are answered, the ids handled stay handled, and the
+// old file of ids goes once its ids are in the inbox file.
+func TestFileUpgrade(t *testing.T) {
+	dir := t.TempDir()
+	path, seen := filepath.Join(dir, "whatsapp-inbox.json"), filepath.Join(dir, "whatsapp-seen.json")
+	now := time.Now()
+	os.WriteFile(path, []byte(`{"queues": {"+16505551234": [{"ID": "wamid.old", "From": "+16505551234", "Text": "hi"}, {"no": "id"}]}}`), 0o600)
+	os.WriteFile(seen, []byte(`{"seen": {"wamid.done": "`+now.Add(-time.Hour).UTC().Format(time.RFC3339)+`", "wamid.stale": "`+now.Add(-8*24*time.Hour).UTC().Format(time.RFC3339)+`"}}`), 0o600)
+	f, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: quiet, Handled: seen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := deliverytest.Peek(t, f, "+16505551234")
+	if !ok || m.ID != "wamid.old" || !strings.Contains(string(m.Body), `"Text":"hi"`) {
+		t.Fatalf("the old inbox's message = %+v %s", m, m.Body)
+	}
+	if err := f.Push(context.Background(), deliverytest.Msg("+16505551234", "wamid.done")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("an id the old file held as handled: %v, want ErrDuplicate", err)
+	}
+	deliverytest.Push(t, f, deliverytest.Msg("+16505551234", "wamid.stale"))
+	if _, err := os.Stat(seen); err == nil {
+		t.Error("the old file of handled ids is still there after a write")
+	}
+	g := openFile(t, path, nil)
+	if err := g.Push(context.Background(), deliverytest.Msg("+1", "wamid.done")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("after the old file went: %v, want ErrDuplicate", err)
+	}
+}

@@ -1,0 +1,5 @@
+package delivery_test
+
+import "encoding/json"
+
+var jsonUnmarshal = json.Unmarshal

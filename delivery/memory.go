@@ -1,0 +1,154 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Memory is an [Inbox] in the process's memory: what it holds is lost with
+// the process, so it is NOT durable. The [Pipeline] holds in one the
+// messages its Inbox fails to take (with Options.MemoryFallback); tests
+// use it as an Inbox. Its zero value is ready to use.
+type Memory struct {
+	// Now is the clock that ages handled ids; nil means time.Now.
+	Now func() time.Time
+
+	mu      sync.Mutex
+	queues  map[string][]Message
+	handled map[string]time.Time
+}
+
+var _ Inbox = (*Memory)(nil)
+
+func (q *Memory) now() time.Time {
+	if q.Now != nil {
+		return q.Now()
+	}
+	return time.Now()
+}
+
+// Push implements [Inbox].
+func (q *Memory) Push(ctx context.Context, m Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, m.Body); err != nil {
+		return fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
+	}
+	m.Body = b.Bytes()
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waitingOrHandled(m.ID) {
+		return ErrDuplicate
+	}
+	if q.queues == nil {
+		q.queues = map[string][]Message{}
+	}
+	q.queues[m.Key] = append(q.queues[m.Key], m)
+	return nil
+}
+
+// waitingOrHandled reports whether id is queued or was handled in the last
+// HandledFor; q.mu is held.
+func (q *Memory) waitingOrHandled(id string) bool {
+	if at, ok := q.handled[id]; ok && q.now().Sub(at) < HandledFor {
+		return true
+	}
+	for _, ms := range q.queues {
+		for _, m := range ms {
+			if m.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Handled reports whether id was handled in the last HandledFor.
+func (q *Memory) Handled(id string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	at, ok := q.handled[id]
+	return ok && q.now().Sub(at) < HandledFor
+}
+
+// Peek implements [Inbox].
+func (q *Memory) Peek(ctx context.Context, key string) (Message, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return Message{}, false, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queues[key]) == 0 {
+		return Message{}, false, nil
+	}
+	m := q.queues[key][0]
+	m.Body = slices.Clone(m.Body)
+	return m, true, nil
+}
+
+// Done implements [Inbox].
+func (q *Memory) Done(ctx context.Context, key, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ms := q.queues[key]; len(ms) > 0 && ms[0].ID == id {
+		if len(ms) == 1 {
+			delete(q.queues, key)
+		} else {
+			q.queues[key] = ms[1:]
+		}
+	}
+	now := q.now()
+	if q.handled == nil {
+		q.handled = map[string]time.Time{}
+	}
+	for k, at := range q.handled {
+		if now.Sub(at) >= HandledFor {
+			delete(q.handled, k)
+		}
+	}
+	q.handled[id] = now
+	return nil
+}
+
+// Keys implements [Inbox]; the keys are sorted.
+func (q *Memory) Keys(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	keys := make([]string, 0, len(q.queues))
+	for k := range q.queues {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, nil
+}
+
+// Has reports whether key's queue holds messages.
+func (q *Memory) Has(key string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queues[key]) > 0
+}
+
+// Len returns the number of messages held.
+func (q *Memory) Len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, ms := range q.queues {
+		n += len(ms)
+	}
+	return n
+}

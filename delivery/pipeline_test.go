@@ -1,0 +1,291 @@
+package delivery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
+)
+
+// handler is a delivery.Handler that records what it is asked and sent.
+// answer and send, when set, decide the outcome of each call.
+type handler struct {
+	mu      sync.Mutex
+	asked   []string
+	sent    []string
+	answer  func(ctx context.Context, m delivery.Message) ([]string, error)
+	send    func(m delivery.Message, parts []string) (int, error)
+	heldFor []bool // whether each Answer found its sender's lock held
+}
+
+func (h *handler) Answer(ctx context.Context, m delivery.Message) ([]string, error) {
+	_, held := delivery.HeldLock(ctx, m.Key)
+	h.mu.Lock()
+	h.asked = append(h.asked, m.ID)
+	h.heldFor = append(h.heldFor, held)
+	answer := h.answer
+	h.mu.Unlock()
+	if answer != nil {
+		return answer(ctx, m)
+	}
+	return []string{"re " + m.ID}, nil
+}
+
+func (h *handler) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
+	h.mu.Lock()
+	send := h.send
+	h.mu.Unlock()
+	if send != nil {
+		if n, err := send(m, parts); err != nil {
+			return n, err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sent = append(h.sent, parts...)
+	return len(parts), nil
+}
+
+func (h *handler) got() (asked, sent []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.asked), slices.Clone(h.sent)
+}
+
+// flaky is an Inbox whose Push or Done fail while told to.
+type flaky struct {
+	delivery.Memory
+	mu               sync.Mutex
+	failPush, failDo bool
+}
+
+var errDown = errors.New("flaky: down")
+
+func (f *flaky) Push(ctx context.Context, m delivery.Message) error {
+	f.mu.Lock()
+	fail := f.failPush
+	f.mu.Unlock()
+	if fail {
+		return errDown
+	}
+	return f.Memory.Push(ctx, m)
+}
+
+func (f *flaky) Done(ctx context.Context, key, id string) error {
+	f.mu.Lock()
+	fail := f.failDo
+	f.mu.Unlock()
+	if fail {
+		return errDown
+	}
+	return f.Memory.Done(ctx, key, id)
+}
+
+func (f *flaky) set(push, done bool) {
+	f.mu.Lock()
+	f.failPush, f.failDo = push, done
+	f.mu.Unlock()
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func shutdown(t *testing.T, p *delivery.Pipeline) {
+	t.Helper()
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// TestPipelineOrderAndDuplicates: a sender's messages are answered in the
+// order accepted, under the sender's lock passed down; a message waiting,
+// or handled (also by an earlier Pipeline on the same Inbox), is a
+// duplicate.
+func TestPipelineOrderAndDuplicates(t *testing.T) {
+	inbox := openFile(t, t.TempDir()+"/inbox.json", nil)
+	h := &handler{}
+	release := make(chan struct{})
+	h.answer = func(ctx context.Context, m delivery.Message) ([]string, error) {
+		if m.ID == "a1" {
+			<-release
+		}
+		return []string{"re " + m.ID}, nil
+	}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
+	ctx := context.Background()
+	for _, m := range []delivery.Message{deliverytest.Msg("+1", "a1"), deliverytest.Msg("+1", "a2"), deliverytest.Msg("+2", "b1"), deliverytest.Msg("+1", "a3")} {
+		if err := p.Accept(ctx, m); err != nil {
+			t.Fatalf("Accept(%s): %v", m.ID, err)
+		}
+	}
+	if err := p.Accept(ctx, deliverytest.Msg("+1", "a2")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("Accept of a message waiting = %v, want ErrDuplicate", err)
+	}
+	// Another sender is not held up by the first.
+	waitFor(t, "b1's reply", func() bool { _, sent := h.got(); return slices.Contains(sent, "re b1") })
+	close(release)
+	shutdown(t, p)
+	asked, sent := h.got()
+	var ones []string
+	for _, s := range sent {
+		if strings.HasPrefix(s, "re a") {
+			ones = append(ones, s)
+		}
+	}
+	if want := []string{"re a1", "re a2", "re a3"}; !slices.Equal(ones, want) {
+		t.Errorf("sent to +1 %q, want %q", ones, want)
+	}
+	if len(asked) != 4 {
+		t.Errorf("asked %q, want each once", asked)
+	}
+	for i, held := range h.heldFor {
+		if !held {
+			t.Errorf("Answer %d did not find its sender's lock held", i)
+		}
+	}
+	p = delivery.New(h, &delivery.Options{Inbox: openFile(t, inbox.Path(), nil), Logger: quiet})
+	defer shutdown(t, p)
+	if err := p.Accept(ctx, deliverytest.Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("Accept after a restart of a message handled = %v, want ErrDuplicate", err)
+	}
+}
+
+// TestPipelineSkip: a message the Handler skips is done with, nothing sent.
+func TestPipelineSkip(t *testing.T) {
+	inbox := &delivery.Memory{}
+	h := &handler{answer: func(context.Context, delivery.Message) ([]string, error) {
+		return nil, fmt.Errorf("too old: %w", delivery.ErrSkip)
+	}}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
+	p.Accept(context.Background(), deliverytest.Msg("+1", "old"))
+	shutdown(t, p)
+	if _, sent := h.got(); len(sent) != 0 {
+		t.Errorf("sent %q for a skipped message", sent)
+	}
+	if !inbox.Handled("old") || inbox.Len() != 0 {
+		t.Error("a skipped message is not done with")
+	}
+}
+
+// TestPipelineSendLater: a send that fails for now keeps the rest of the
+// reply in the process; a later pass sends it without asking again, and
+// only then is the message done.
+func TestPipelineSendLater(t *testing.T) {
+	inbox := &flaky{}
+	h := &handler{answer: func(context.Context, delivery.Message) ([]string, error) { return []string{"one", "two"}, nil }}
+	var mu sync.Mutex
+	fails := 1
+	// The first send gets one part out of two through, as the WhatsApp
+	// handler sends part by part.
+	h.send = func(m delivery.Message, parts []string) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fails > 0 && len(parts) == 2 {
+			fails--
+			return 1, fmt.Errorf("503: %w", delivery.ErrTemporary)
+		}
+		return 0, nil
+	}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, ResumeEvery: 5 * time.Millisecond, Logger: quiet})
+	p.Accept(context.Background(), deliverytest.Msg("+1", "m"))
+	waitFor(t, "the message done", func() bool { return inbox.Handled("m") })
+	shutdown(t, p)
+	asked, sent := h.got()
+	if !slices.Equal(asked, []string{"m"}) {
+		t.Errorf("asked %q, want once", asked)
+	}
+	if !slices.Equal(sent, []string{"two"}) {
+		t.Errorf("sent after the failure %q, want the part left", sent)
+	}
+}
+
+// TestPipelineDoneFails: a message whose reply is sent but whose Done
+// fails is not answered again, neither at the next passes nor when
+// delivered again, and is done once Done works.
+func TestPipelineDoneFails(t *testing.T) {
+	inbox := &flaky{}
+	inbox.set(false, true)
+	h := &handler{}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, ResumeEvery: 5 * time.Millisecond, Logger: quiet})
+	p.Accept(context.Background(), deliverytest.Msg("+1", "m"))
+	waitFor(t, "the reply", func() bool { _, sent := h.got(); return len(sent) == 1 })
+	time.Sleep(50 * time.Millisecond) // several passes
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("Accept of a message sent but not recorded = %v, want ErrDuplicate", err)
+	}
+	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
+		t.Fatalf("asked %q, sent %q while Done fails: want once each", asked, sent)
+	}
+	inbox.set(false, false)
+	waitFor(t, "the message done", func() bool { return inbox.Handled("m") && inbox.Len() == 0 })
+	shutdown(t, p)
+	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
+		t.Errorf("asked %q, sent %q: want once each", asked, sent)
+	}
+}
+
+// TestPipelinePushFails: a message the Inbox cannot take is refused, or,
+// with MemoryFallback, answered from memory.
+func TestPipelinePushFails(t *testing.T) {
+	inbox := &flaky{}
+	inbox.set(true, false)
+	h := &handler{}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); !errors.Is(err, delivery.ErrRefused) {
+		t.Errorf("Accept with the inbox down = %v, want ErrRefused", err)
+	}
+	shutdown(t, p)
+
+	p = delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil {
+		t.Errorf("Accept with the inbox down and MemoryFallback = %v", err)
+	}
+	shutdown(t, p)
+	if _, sent := h.got(); !slices.Equal(sent, []string{"re m"}) {
+		t.Errorf("sent %q, want the message held in memory answered", sent)
+	}
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "n")); !errors.Is(err, delivery.ErrRefused) {
+		t.Errorf("Accept after Shutdown = %v, want ErrRefused", err)
+	}
+}
+
+// slowPush is an Inbox whose Push keeps the message but reports a failure,
+// as a push to Redis that timed out after Redis had done it.
+type slowPush struct{ delivery.Memory }
+
+func (s *slowPush) Push(ctx context.Context, m delivery.Message) error {
+	s.Memory.Push(ctx, m)
+	return context.DeadlineExceeded
+}
+
+// TestPipelinePushKeptAfterAll: a message answered from memory because its
+// push seemed to fail, though the Inbox kept it, is not answered again
+// from the Inbox.
+func TestPipelinePushKeptAfterAll(t *testing.T) {
+	inbox := &slowPush{}
+	h := &handler{}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil {
+		t.Fatal(err)
+	}
+	shutdown(t, p)
+	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
+		t.Errorf("asked %q, sent %q: want once each", asked, sent)
+	}
+	if inbox.Len() != 0 || !inbox.Handled("m") {
+		t.Error("the Inbox's copy was not done with")
+	}
+}

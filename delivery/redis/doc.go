@@ -1,0 +1,18 @@
+// Package redis is the delivery package's backend on Redis, for several
+// replicas of the service that share one Redis: the [Inbox] of each
+// sender's messages with the record of those handled, and the per-sender
+// [Locker].
+//
+// It works on the go-redis client of the conversation store
+// (conversation/redis Store.Client), so that it shares its connections,
+// timeouts and reconnection, and puts its keys under the same prefix:
+//
+//	<prefix>lock:<sender>          a sender's lock: its holder's random token
+//	<prefix>queue:<sender>         a sender's messages waiting, oldest first
+//	<prefix>waiting:wamid:<id>     a message is waiting in a queue
+//	<prefix>seen:wamid:<id>        a message was handled (for delivery.HandledFor)
+//
+// "Reply sent" is one Lua script ([Inbox.Done]): the message leaves its
+// queue and its id is recorded as handled together. Redis runs one server
+// here, not a Cluster: the scripts use keys of several slots.
+package redis

@@ -1,0 +1,199 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/delivery"
+)
+
+// DefaultQueueTTL is how long a sender's queue waits for a replica to take
+// it, after its last push, when [InboxOptions].QueueTTL is zero: a day and
+// an hour, beyond the age (a day by default) after which its messages are
+// skipped anyway.
+const DefaultQueueTTL = 25 * time.Hour
+
+// InboxOptions configure [NewInbox]. The zero value means the defaults.
+type InboxOptions struct {
+	// Prefix is put in front of every key, as in [LockerOptions]; "" means
+	// DefaultPrefix.
+	Prefix string
+	// QueueTTL is how long a sender's queue lives after its last push,
+	// should every replica stop before one takes it; 0 means
+	// DefaultQueueTTL.
+	QueueTTL time.Duration
+}
+
+// Inbox is a [delivery.Inbox] shared by every process on the Redis: the
+// webhook server keeps each sender's messages in it from their
+// acknowledgement until their reply is sent, so that whichever replica
+// answers them takes them in the order they arrived, a replica that dies
+// while answering leaves them to another, and a message delivered twice,
+// to one replica or to two, is answered once. It is safe for concurrent
+// use.
+//
+// Its keys, under the prefix:
+//
+//	queue:<sender>     list: the sender's messages, oldest first
+//	waiting:wamid:<id> string: the message is in a queue (TTL: QueueTTL)
+//	seen:wamid:<id>    string: the message was handled (TTL: delivery.HandledFor)
+//
+// Push and Done are each one Lua script, which Redis runs alone: Push
+// checks the two marks of the id and appends; Done removes the head of the
+// queue if it is the message, marks it handled and drops its waiting mark,
+// so that a message is in the queue or marked handled, never both and
+// never neither. (A queue may also hold messages an earlier version of
+// mombot pushed, without a waiting mark; they are answered as the others.)
+// Keys uses SCAN, never KEYS.
+type Inbox struct {
+	rdb    *goredis.Client
+	prefix string
+	ttl    time.Duration
+}
+
+var _ delivery.Inbox = (*Inbox)(nil)
+
+// NewInbox returns an Inbox on rdb.
+func NewInbox(rdb *goredis.Client, opts *InboxOptions) (*Inbox, error) {
+	var o InboxOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.QueueTTL == 0 {
+		o.QueueTTL = DefaultQueueTTL
+	}
+	if o.QueueTTL < time.Millisecond {
+		return nil, fmt.Errorf("redis: inbox: queue TTL must be positive, got %v", o.QueueTTL)
+	}
+	return &Inbox{rdb: rdb, prefix: o.Prefix, ttl: o.QueueTTL}, nil
+}
+
+func (q *Inbox) queueKey(key string) string { return q.prefix + "queue:" + key }
+func (q *Inbox) seenKey(id string) string   { return q.prefix + "seen:wamid:" + id }
+func (q *Inbox) waitKey(id string) string   { return q.prefix + "waiting:wamid:" + id }
+
+// pushScript appends ARGV[1] to the list KEYS[1] unless KEYS[2] (handled)
+// or KEYS[3] (waiting) exists, renews the list's TTL and sets KEYS[3], both
+// to ARGV[2] ms. It returns 0 for a duplicate.
+var pushScript = goredis.NewScript(`
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
+	return 0
+end
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
+return 1
+`)
+
+// Push implements [delivery.Inbox]. Once it returns nil the message is in
+// Redis, as durable as Redis's persistence makes it.
+func (q *Inbox) Push(ctx context.Context, m delivery.Message) error {
+	item, err := m.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	n, err := pushScript.Run(ctx, q.rdb, []string{q.queueKey(m.Key), q.seenKey(m.ID), q.waitKey(m.ID)}, item, q.ttl.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("redis: inbox push: %w", err)
+	}
+	if n == 0 {
+		return delivery.ErrDuplicate
+	}
+	return nil
+}
+
+// Peek implements [delivery.Inbox].
+func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
+	item, err := q.rdb.LIndex(ctx, q.queueKey(key), 0).Bytes()
+	if errors.Is(err, goredis.Nil) {
+		return delivery.Message{}, false, nil
+	}
+	if err != nil {
+		return delivery.Message{}, false, fmt.Errorf("redis: inbox peek: %w", err)
+	}
+	var m delivery.Message
+	if err := m.UnmarshalJSON(item); err != nil {
+		// Not a message mombot pushed: give it the head's own id, so that
+		// Done removes it.
+		return delivery.Message{ID: unreadablePrefix + string(item), Key: key, Body: []byte("null")}, true, nil
+	}
+	return m, true, nil
+}
+
+// unreadablePrefix marks the id Peek gives an item it cannot read.
+const unreadablePrefix = "\x00unreadable:"
+
+// doneScript removes the head of the list KEYS[1] if its id (its "id", or
+// the "ID" of a message an earlier version pushed; or, for an item that
+// is not JSON, the item itself after ARGV[3]) is ARGV[1], and but for such
+// an item sets KEYS[2] for ARGV[2] ms and deletes KEYS[3].
+var doneScript = goredis.NewScript(`
+local head = redis.call('LINDEX', KEYS[1], 0)
+if head then
+	local ok, m = pcall(cjson.decode, head)
+	local id
+	if ok and type(m) == 'table' then
+		id = m.id
+		if type(id) ~= 'string' then id = m.ID end
+	end
+	if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
+		redis.call('LPOP', KEYS[1])
+	end
+end
+if string.sub(ARGV[1], 1, #ARGV[3]) ~= ARGV[3] then
+	redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+	redis.call('DEL', KEYS[3])
+end
+return 1
+`)
+
+// Done implements [delivery.Inbox]: one script.
+func (q *Inbox) Done(ctx context.Context, key, id string) error {
+	keys := []string{q.queueKey(key), q.seenKey(id), q.waitKey(id)}
+	if err := doneScript.Run(ctx, q.rdb, keys, id, delivery.HandledFor.Milliseconds(), unreadablePrefix).Err(); err != nil {
+		return fmt.Errorf("redis: inbox done: %w", err)
+	}
+	return nil
+}
+
+// Keys implements [delivery.Inbox], with SCAN, so it does not block Redis
+// however many keys it holds.
+func (q *Inbox) Keys(ctx context.Context) ([]string, error) {
+	prefix := q.prefix + "queue:"
+	seen := map[string]bool{}
+	var keys []string
+	iter := q.rdb.Scan(ctx, 0, globEscape(prefix)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		// SCAN may return a key more than once.
+		if k := strings.TrimPrefix(iter.Val(), prefix); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("redis: inbox keys: %w", err)
+	}
+	return keys, nil
+}
+
+// globEscape escapes the characters that SCAN's MATCH gives a meaning,
+// so that a prefix is matched literally.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\', '^', '-':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,115 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
+	"github.com/mombot/mombot/delivery/redis"
+)
+
+func newInbox(t *testing.T, prefix string, ttl time.Duration) *redis.Inbox {
+	t.Helper()
+	s := open(t, prefix, nil)
+	in, err := redis.NewInbox(s.Client(), &redis.InboxOptions{Prefix: s.Prefix(), QueueTTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestInboxConformance(t *testing.T) {
+	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return newInbox(t, newPrefix(t), time.Hour) })
+}
+
+// TestInboxKeys: the queue lives QueueTTL after its last push, a message
+// waiting is marked for as long, and a handled id for delivery.HandledFor
+// (seven days), under the key an earlier version used for it.
+func TestInboxKeys(t *testing.T) {
+	prefix := newPrefix(t)
+	in := newInbox(t, prefix, time.Hour)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	deliverytest.Push(t, in, deliverytest.Msg("+1", "wamid.A"))
+	for _, k := range []string{prefix + "queue:+1", prefix + "waiting:wamid:wamid.A"} {
+		if ttl, _ := rdb.PTTL(ctx, k).Result(); ttl <= 59*time.Minute || ttl > time.Hour {
+			t.Errorf("TTL of %s = %v, want an hour", k, ttl)
+		}
+	}
+	deliverytest.Done(t, in, "+1", "wamid.A")
+	if n, _ := rdb.Exists(ctx, prefix+"queue:+1", prefix+"waiting:wamid:wamid.A").Result(); n != 0 {
+		t.Errorf("%d of the queue and the waiting mark left after Done", n)
+	}
+	if ttl, _ := rdb.PTTL(ctx, prefix+"seen:wamid:wamid.A").Result(); ttl <= delivery.HandledFor-time.Minute || ttl > delivery.HandledFor {
+		t.Errorf("TTL of the handled mark = %v, want %v", ttl, delivery.HandledFor)
+	}
+	if _, err := redis.NewInbox(rdb, &redis.InboxOptions{QueueTTL: -time.Second}); err == nil {
+		t.Error("NewInbox with a negative TTL succeeded")
+	}
+}
+
+// TestInboxShared pushes from two clients, as two replicas would, and
+// drains from both, each peeking and calling Done under a lock: every
+// message once, in the order pushed.
+func TestInboxShared(t *testing.T) {
+	prefix := newPrefix(t)
+	ins := []*redis.Inbox{newInbox(t, prefix, time.Hour), newInbox(t, prefix, time.Hour)}
+	const key = "+14155551234"
+	for i := range 6 {
+		deliverytest.Push(t, ins[i%2], deliverytest.Msg(key, fmt.Sprintf("m%d", i)))
+	}
+	if err := ins[1].Push(context.Background(), deliverytest.Msg(key, "m0")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("a push on one replica of a message the other holds: %v, want ErrDuplicate", err)
+	}
+	var mu sync.Mutex // the lock a drain holds
+	var got []string
+	var wg sync.WaitGroup
+	for _, in := range ins {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				m, ok := deliverytest.Peek(t, in, key)
+				if !ok {
+					mu.Unlock()
+					return
+				}
+				got = append(got, m.ID)
+				deliverytest.Done(t, in, key, m.ID)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if fmt.Sprint(got) != "[m0 m1 m2 m3 m4 m5]" {
+		t.Errorf("drained %v, want each once in order", got)
+	}
+}
+
+// TestInboxUpgrade: a message an earlier version queued (the WhatsApp
+// event alone) is read and removed by Done; an item that is not a message
+// at all is given an id of its own, so that Done removes it too.
+func TestInboxUpgrade(t *testing.T) {
+	prefix := newPrefix(t)
+	in := newInbox(t, prefix, time.Hour)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	rdb.RPush(ctx, prefix+"queue:+1", `{"ID":"wamid.old","From":"+1","Text":"hi"}`, "garbage")
+	m, ok := deliverytest.Peek(t, in, "+1")
+	if !ok || m.ID != "wamid.old" || m.Key != "+1" {
+		t.Fatalf("Peek of an old message = %+v", m)
+	}
+	deliverytest.Done(t, in, "+1", m.ID)
+	m, ok = deliverytest.Peek(t, in, "+1")
+	if !ok || m.ID == "" {
+		t.Fatalf("Peek of garbage = %+v, %v", m, ok)
+	}
+	deliverytest.Done(t, in, "+1", m.ID)
+	if k := deliverytest.Keys(t, in); len(k) != 0 {
+		t.Errorf("Keys = %q after both are done", k)
+	}
+}
