@@ -19,7 +19,9 @@ package apology
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors, each standing for one sentence. Wrap them with the
@@ -32,10 +34,39 @@ var (
 	// ErrImageTooLarge: the picture is over the API's 5 MB base64 limit.
 	ErrImageTooLarge = errors.New("image too large")
 	// ErrUnsupported: a kind of message the assistant cannot read (a
-	// voice note, a sticker, a location).
+	// sticker, a poll, a kind WhatsApp adds later).
 	ErrUnsupported = errors.New("unsupported message type")
-	// ErrMedia: a picture the person sent could not be fetched.
+	// ErrMedia: a picture the person sent could not be fetched. A
+	// [MediaError] matches it and names what could not be (a voice note,
+	// a document).
 	ErrMedia = errors.New("media download failed")
+
+	// ErrVoiceNotSetUp: a voice note came, but no transcription service
+	// is configured.
+	ErrVoiceNotSetUp = errors.New("voice notes are not set up")
+	// ErrVoiceTooLong: the voice note is longer than the configured cap.
+	// A [VoiceTooLongError] matches it and carries the cap.
+	ErrVoiceTooLong = errors.New("voice note too long")
+	// ErrAudioFormat: the audio is not a voice note whose length can be
+	// read (WhatsApp records OGG/Opus), or its container is damaged.
+	ErrAudioFormat = errors.New("unsupported audio format")
+	// ErrTranscription: the transcription service failed, refused the
+	// request or did not answer in time.
+	ErrTranscription = errors.New("transcription failed")
+	// ErrVoiceEmpty: the transcript holds no words (silence, noise).
+	ErrVoiceEmpty = errors.New("no words in the voice note")
+	// ErrDocumentType: a document of a type the assistant cannot read
+	// (not a PDF, nor plain text).
+	ErrDocumentType = errors.New("unsupported document type")
+	// ErrDocumentTooLarge: a document over the Messages API's limits
+	// (the request size, the page count) or over the text the assistant
+	// takes.
+	ErrDocumentTooLarge = errors.New("document too large")
+	// ErrDocumentLocked: a password-protected (encrypted) PDF, which the
+	// Messages API does not read.
+	ErrDocumentLocked = errors.New("encrypted document")
+	// ErrVideo: a video without a caption: there is nothing to read.
+	ErrVideo = errors.New("video without a caption")
 
 	// ErrRefused: the model declined to answer (stop_reason "refusal").
 	// A [RefusalError] matches it and carries the API's explanation.
@@ -73,8 +104,16 @@ const (
 	EmptyMessage  = "I didn't get any text. What can I do for you?"
 	ImageType     = "Sorry, I can only look at JPEG, PNG, GIF or WebP pictures. Could you send it as a regular photo?"
 	ImageTooLarge = "Sorry, that picture is too big for me (the limit is about 3.7 MB). Could you send a smaller one?"
-	Unsupported   = "Sorry, I can only read text messages and photos for now. Please send me your question as text or a photo."
+	Unsupported   = "Sorry, I can't read that kind of message. I can read text, photos, voice notes, PDF and text files, locations and contact cards."
 	Media         = "Sorry, I couldn't open that photo. Could you send it again?"
+	VoiceNotSetUp = "Sorry, I can't listen to voice notes here: they haven't been set up. Please type your message instead."
+	AudioFormat   = "Sorry, I can only listen to voice notes recorded in WhatsApp (hold the microphone button). Could you record it that way, or type it?"
+	Transcription = "Sorry, I couldn't listen to that voice note just now. Please try again in a minute, or type it."
+	VoiceEmpty    = "Sorry, I couldn't make out any words in that voice note. Could you try again, or type it?"
+	DocumentType  = "Sorry, I can only read PDF files and plain text files (.txt, .csv, .md). Could you send it as one of those, or paste the text?"
+	DocumentLarge = "Sorry, that document is too big for me: I can read up to 100 pages and about 20 MB. Could you send just the pages you need?"
+	DocumentLock  = "Sorry, that PDF is password-protected, so I can't open it. Could you send a copy without the password?"
+	Video         = "Sorry, I can't watch videos. Tell me in a few words what it shows, or send a photo."
 	Refused       = "Sorry, I can't help with that one."
 	CutOff        = "Sorry, my answer got cut short. Ask me to go on, or for a shorter answer."
 	Timeout       = "Sorry, I'm taking too long to answer right now. Please try again in a minute."
@@ -116,6 +155,46 @@ func (e *RefusalError) Error() string {
 // Is reports whether target is ErrRefused.
 func (e *RefusalError) Is(target error) bool { return target == ErrRefused }
 
+// VoiceTooLongError is a voice note over the cap on what is transcribed.
+// It matches [ErrVoiceTooLong].
+type VoiceTooLongError struct {
+	// Duration is the voice note's length, Limit the cap.
+	Duration, Limit time.Duration
+}
+
+func (e *VoiceTooLongError) Error() string {
+	return fmt.Sprintf("%s: %s, the limit is %s", ErrVoiceTooLong, e.Duration.Round(time.Second), e.Limit)
+}
+
+// Is reports whether target is ErrVoiceTooLong.
+func (e *VoiceTooLongError) Is(target error) bool { return target == ErrVoiceTooLong }
+
+// MediaError is media the person sent that could not be fetched. It
+// matches [ErrMedia] and wraps the cause.
+type MediaError struct {
+	// What is what the person sent, as they would call it: "photo",
+	// "voice note", "document". Empty means "photo".
+	What string
+	Err  error
+}
+
+func (e *MediaError) Error() string {
+	what := e.What
+	if what == "" {
+		what = "photo"
+	}
+	if e.Err == nil {
+		return fmt.Sprintf("%s: %s", ErrMedia, what)
+	}
+	return fmt.Sprintf("%s: %s: %v", ErrMedia, what, e.Err)
+}
+
+// Is reports whether target is ErrMedia.
+func (e *MediaError) Is(target error) bool { return target == ErrMedia }
+
+// Unwrap returns the cause.
+func (e *MediaError) Unwrap() error { return e.Err }
+
 // Message returns the sentence a person reads for err, or "" for nil.
 func Message(err error) string {
 	if err == nil {
@@ -135,7 +214,13 @@ func Message(err error) string {
 // sentence returns the sentence for err's cause, leaving ErrPartial aside.
 func sentence(err error) string {
 	var refusal *RefusalError
+	var tooLong *VoiceTooLongError
+	var media *MediaError
 	switch {
+	case errors.As(err, &tooLong):
+		return voiceTooLong(tooLong.Limit)
+	case errors.As(err, &media) && media.What != "" && media.What != "photo":
+		return "Sorry, I couldn't open that " + media.What + ". Could you send it again?"
 	case errors.As(err, &refusal):
 		if ex := strings.TrimSpace(refusal.Explanation); ex != "" {
 			return Refused + " " + ex
@@ -151,6 +236,24 @@ func sentence(err error) string {
 		return Unsupported
 	case errors.Is(err, ErrMedia):
 		return Media
+	case errors.Is(err, ErrVoiceNotSetUp):
+		return VoiceNotSetUp
+	case errors.Is(err, ErrVoiceTooLong):
+		return voiceTooLong(0)
+	case errors.Is(err, ErrAudioFormat):
+		return AudioFormat
+	case errors.Is(err, ErrTranscription):
+		return Transcription
+	case errors.Is(err, ErrVoiceEmpty):
+		return VoiceEmpty
+	case errors.Is(err, ErrDocumentType):
+		return DocumentType
+	case errors.Is(err, ErrDocumentTooLarge):
+		return DocumentLarge
+	case errors.Is(err, ErrDocumentLocked):
+		return DocumentLock
+	case errors.Is(err, ErrVideo):
+		return Video
 	case errors.Is(err, ErrRefused):
 		return Refused
 	case errors.Is(err, ErrCutOff):
@@ -169,4 +272,33 @@ func sentence(err error) string {
 		return NotSaved
 	}
 	return Internal
+}
+
+// voiceTooLong is the sentence for a voice note over limit; 0 means the
+// limit is not known.
+func voiceTooLong(limit time.Duration) string {
+	if limit <= 0 {
+		return "Sorry, that voice note is too long for me. Could you send a shorter one, or type it?"
+	}
+	return "Sorry, that voice note is too long for me: I can listen to " + spokenDuration(limit) + " at most. Could you send a shorter one, or type it?"
+}
+
+// spokenDuration writes d as a person would say it: "3 minutes",
+// "90 seconds", "1 minute 30 seconds".
+func spokenDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
+	unit := func(n int, one string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return fmt.Sprintf("%d %ss", n, one)
+	}
+	switch {
+	case m == 0:
+		return unit(s, "second")
+	case s == 0:
+		return unit(m, "minute")
+	}
+	return unit(m, "minute") + " " + unit(s, "second")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/apology"
 )
@@ -35,6 +36,26 @@ func TestMessage(t *testing.T) {
 		{"rate limited", wrap(apology.ErrRateLimited), apology.RateLimited},
 		{"unavailable", wrap(apology.ErrUnavailable), apology.Unavailable},
 		{"prompt too long", wrap(apology.ErrPromptTooLong), apology.PromptTooLong},
+		{"photo not fetched", wrap(&apology.MediaError{Err: errors.New("404")}), apology.Media},
+		{"voice note not fetched", wrap(&apology.MediaError{What: "voice note", Err: errors.New("404")}), "Sorry, I couldn't open that voice note. Could you send it again?"},
+		{"voice not set up", wrap(apology.ErrVoiceNotSetUp), apology.VoiceNotSetUp},
+		{"voice too long, 3m", wrap(&apology.VoiceTooLongError{Duration: 200 * time.Second, Limit: 3 * time.Minute}),
+			"Sorry, that voice note is too long for me: I can listen to 3 minutes at most. Could you send a shorter one, or type it?"},
+		{"voice too long, 90s", wrap(&apology.VoiceTooLongError{Duration: 100 * time.Second, Limit: 90 * time.Second}),
+			"Sorry, that voice note is too long for me: I can listen to 1 minute 30 seconds at most. Could you send a shorter one, or type it?"},
+		{"voice too long, 1m", wrap(&apology.VoiceTooLongError{Duration: 100 * time.Second, Limit: time.Minute}),
+			"Sorry, that voice note is too long for me: I can listen to 1 minute at most. Could you send a shorter one, or type it?"},
+		{"voice too long, 45s", wrap(&apology.VoiceTooLongError{Limit: 45 * time.Second}),
+			"Sorry, that voice note is too long for me: I can listen to 45 seconds at most. Could you send a shorter one, or type it?"},
+		{"voice too long, no limit known", wrap(apology.ErrVoiceTooLong),
+			"Sorry, that voice note is too long for me. Could you send a shorter one, or type it?"},
+		{"audio format", wrap(apology.ErrAudioFormat), apology.AudioFormat},
+		{"transcription", wrap(apology.ErrTranscription), apology.Transcription},
+		{"voice empty", wrap(apology.ErrVoiceEmpty), apology.VoiceEmpty},
+		{"document type", wrap(apology.ErrDocumentType), apology.DocumentType},
+		{"document too large", wrap(apology.ErrDocumentTooLarge), apology.DocumentLarge},
+		{"document locked", wrap(apology.ErrDocumentLocked), apology.DocumentLock},
+		{"video", wrap(apology.ErrVideo), apology.Video},
 		// Partway through: a lost connection says so; any other cause
 		// keeps its sentence and adds that some may be done.
 		{"partial, unavailable", fmt.Errorf("%w: %w", apology.ErrPartial, wrap(apology.ErrUnavailable)), apology.Partial},
@@ -66,4 +87,16 @@ func ExampleMessage() {
 	err := fmt.Errorf("assistant: handle: %w: 529 Overloaded", apology.ErrOverloaded)
 	fmt.Println(apology.Message(err))
 	// Output: Sorry, I'm very busy right now. Please try again in a few minutes.
+}
+
+func TestTypedErrorsMatchTheirSentinels(t *testing.T) {
+	long := fmt.Errorf("x: %w", &apology.VoiceTooLongError{Duration: time.Hour, Limit: time.Minute})
+	if !errors.Is(long, apology.ErrVoiceTooLong) || errors.Is(long, apology.ErrMedia) {
+		t.Errorf("VoiceTooLongError: Is(ErrVoiceTooLong) = %v, Is(ErrMedia) = %v", errors.Is(long, apology.ErrVoiceTooLong), errors.Is(long, apology.ErrMedia))
+	}
+	cause := errors.New("connection reset")
+	media := fmt.Errorf("x: %w", &apology.MediaError{What: "document", Err: cause})
+	if !errors.Is(media, apology.ErrMedia) || !errors.Is(media, cause) {
+		t.Errorf("MediaError: Is(ErrMedia) = %v, Is(cause) = %v", errors.Is(media, apology.ErrMedia), errors.Is(media, cause))
+	}
 }

@@ -94,6 +94,10 @@ type Options struct {
 	// messages, TTL5m uses 5-minute entries everywhere, TTL1h 1-hour ones.
 	// The tools and system prompt live an hour unless it is TTL5m.
 	CacheTTL string
+
+	// Transcriber turns voice notes into text; nil means voice notes are
+	// not set up, and the person is told so.
+	Transcriber Transcriber
 }
 
 // Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
@@ -152,6 +156,8 @@ type Assistant struct {
 	minCache     int           // the model's minimum cacheable tokens
 	staticTokens int           // tools and system prompt, estimated
 	staticTTL    string        // the static prefix's breakpoint, if any
+
+	transcriber Transcriber // nil: voice notes are not set up
 }
 
 // New returns an assistant that calls the Messages API with client and
@@ -227,6 +233,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
 		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now, ledger: o.Ledger,
 		reqTimeout: o.RequestTimeout, msgTimeout: o.MessageTimeout,
+		transcriber: o.Transcriber,
 	}
 	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
 	// The static prefix's size, estimated at 4 bytes to a token, decides
@@ -264,6 +271,35 @@ type Inbound struct {
 	// Time is when the message was sent, written in front of it in the
 	// sender's time zone; the zero value means the time Handle is called.
 	Time time.Time
+
+	// ID is the message's id (WhatsApp's "wamid."), if it has one: the
+	// message is remembered by it for a week
+	// ([conversation.RecentMessages]), so that a later reply quoting it
+	// brings its text.
+	ID string
+	// ReplyTo is the id of the earlier message this one replies to
+	// (WhatsApp's swipe-to-reply), if any: the model gets the quoted text
+	// with the message, "[Replying to your message: "..."]", while it is
+	// remembered.
+	ReplyTo string
+	// Voice is a voice note (OGG/Opus, as WhatsApp records it): it is
+	// transcribed with Options.Transcriber and the transcript, marked as
+	// such, is the person's message. Text, if any, follows it.
+	Voice []byte
+	// Document is a file the person sent, with Text its caption: a PDF or
+	// a plain-text file (see [TextDocumentTypes]); other types are
+	// refused with a reply that says which work.
+	Document *Document
+	// Location is a location the person shared; it reaches the model as
+	// text.
+	Location *Location
+	// Contacts are contact cards the person shared; they reach the model
+	// as text.
+	Contacts []Contact
+	// Video is set for a video, with Text its caption: the model reads the
+	// caption and knows it cannot watch the video. A video without a
+	// caption is answered without the model.
+	Video bool
 }
 
 // Reply is the outcome of handling one message.
@@ -342,6 +378,10 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		return Reply{Text: ErrorMessage(err)}, err
 	}
 	mediaType, err := checkMessage(in)
+	var doc docKind
+	if err == nil {
+		doc, err = a.checkKinds(in)
+	}
 	if err != nil {
 		log.Info("assistant: refused message", "reason", err)
 		err = fmt.Errorf("assistant: handle: %w", err)
@@ -376,7 +416,11 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	if sentAt.IsZero() {
 		sentAt = start
 	}
-	user := userMessage(in, mediaType, a.person(in.From), sentAt)
+	words, err := a.prepareKinds(ctx, in, log)
+	if err != nil {
+		return Reply{Text: ErrorMessage(err)}, err
+	}
+	user, stored := userMessage(in, mediaType, doc, words, a.person(in.From), sentAt)
 
 	win := &window{perTok: 0.25}
 	if !system {
@@ -395,9 +439,10 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, log: log}
+	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, storedUser: stored, log: log}
 	reply, err := t.run(ctx)
 	t.recordUsage(ctx)
+	a.rememberInbound(ctx, in, words, sentAt, log)
 	log.Info("assistant: message handled",
 		"history_messages", len(t.history),
 		"window_turns", len(win.sent()),

@@ -71,6 +71,24 @@
 // lifetime, 5 minutes or 1 hour, as the API reports them. Recording changes
 // nothing that is sent, and a failure to record is logged, not returned.
 //
+// # Kinds of message
+//
+// Besides text and photos, an [Inbound] may carry a voice note, a document,
+// a location, contact cards, a video's caption and the id of the message it
+// replies to (see kinds.go). A voice note is transcribed by the
+// [Transcriber] once the sender's turn has come and its transcript, marked
+// "[Voice note, transcribed]", is the message; a PDF is a document block and
+// a plain-text file a text document block, both stored as
+// "[Document sent: NAME]"; a location and contact cards are written out as
+// text; a video's caption comes with a note that the video cannot be
+// watched. What cannot be read is refused before the model is asked, with
+// the [apology] sentence that says what works, and nothing is stored. Each
+// message with an id is remembered for a week among the person's recent
+// messages ([conversation.RecentMessages]); a reply quoting one of them, or
+// one of the assistant's own that the caller remembered once sent, gives
+// the model "[Replying to your message: "..."]" with the new words, even
+// after the conversation expired.
+//
 // # Order
 //
 // Messages from one sender are handled one at a time, in arrival order,

@@ -28,6 +28,9 @@ type turn struct {
 	history []conversation.Message
 	msgs    []conversation.Message // this turn's messages, from the user's
 	log     *slog.Logger
+	// storedUser, if set, is stored in place of msgs[0]: a document's
+	// placeholder instead of the file.
+	storedUser *conversation.Message
 
 	rounds  int
 	usage   Usage
@@ -417,6 +420,9 @@ func (t *turn) finish(ctx context.Context, text string) (Reply, error) {
 // that ran out of continuations, or failed, can leave.
 func (t *turn) storable() []conversation.Message {
 	msgs, dropped := withoutUnansweredServerTools(t.msgs)
+	if t.storedUser != nil && len(msgs) > 0 {
+		msgs = append([]conversation.Message{*t.storedUser}, msgs[1:]...)
+	}
 	if dropped > 0 {
 		t.log.Warn("assistant: unanswered server tool calls are not stored", "calls", dropped)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/conversation"
 )
 
@@ -30,7 +31,10 @@ const timeLayout = "Mon 2 Jan 2006 15:04 MST"
 // derives what to do instead. It is cheap, so it runs before the sender's
 // turn has come.
 func checkMessage(in Inbound) (mediaType string, err error) {
-	if strings.TrimSpace(in.Text) == "" && len(in.Image) == 0 {
+	if in.Video && strings.TrimSpace(in.Text) == "" {
+		return "", apology.ErrVideo
+	}
+	if strings.TrimSpace(in.Text) == "" && len(in.Image) == 0 && in.Voice == nil && in.Document == nil && in.Location == nil && len(in.Contacts) == 0 {
 		return "", ErrEmptyMessage
 	}
 	if len(in.Image) == 0 {
@@ -45,22 +49,45 @@ func checkMessage(in Inbound) (mediaType string, err error) {
 	return mediaType, nil
 }
 
+// checkKinds refuses, before the sender's turn has come, what cannot be
+// read of the kinds besides text and photos: a document of the wrong type
+// or over the limits, and a voice note when no transcriber is set up.
+func (a *Assistant) checkKinds(in Inbound) (docKind, error) {
+	if in.Voice != nil && a.transcriber == nil {
+		return docNone, apology.ErrVoiceNotSetUp
+	}
+	return checkDocument(in.Document)
+}
+
 // userMessage returns the Messages API user message for in, which
-// checkMessage accepted, with its image, if any, of mediaType. The text is
-// "[local time] [From NAME]: text", so that the time, which changes with
-// every message, is in the new message and never in the system prompt,
-// which must not change. Encoding a large image takes a while, so it is
-// done once the sender's turn has come, keeping their messages in order.
-func userMessage(in Inbound, mediaType string, p Person, sentAt time.Time) conversation.Message {
-	text := strings.TrimSpace(in.Text)
+// checkMessage accepted, with its image, if any, of mediaType, or its
+// document of kind doc; and, for a document, the message to store in its
+// place, which has the placeholder "[Document sent: NAME]" instead of the
+// file. The text is "[local time] [From NAME]: words", so that the time,
+// which changes with every message, is in the new message and never in the
+// system prompt, which must not change; words are the person's, with the
+// markers of the message's kind (see describe). Encoding a large image
+// takes a while, so it is done once the sender's turn has come, keeping
+// their messages in order.
+func userMessage(in Inbound, mediaType string, doc docKind, words said, p Person, sentAt time.Time) (sent conversation.Message, stored *conversation.Message) {
 	head := fmt.Sprintf("[%s] [From %s]:", sentAt.In(p.Location).Format(timeLayout), p.Name)
-	if len(in.Image) == 0 {
-		return conversation.UserText(head + " " + text)
+	text := strings.TrimSpace(strings.Join(slices.DeleteFunc([]string{words.quote, words.body}, func(s string) bool { return s == "" }), " "))
+	switch {
+	case len(in.Image) > 0:
+		if text == "" {
+			text = "(a photo)"
+		}
+		return conversation.NewMessage(conversation.RoleUser, imageBlock(mediaType, in.Image), conversation.TextBlock(head+" "+text)), nil
+	case doc != docNone:
+		if text == "" {
+			text = "(a document)"
+		}
+		name := documentName(in.Document.Filename)
+		caption := conversation.TextBlock(head + " " + text)
+		keep := conversation.NewMessage(conversation.RoleUser, conversation.TextBlock(conversation.DocumentPlaceholder(name)), caption)
+		return conversation.NewMessage(conversation.RoleUser, documentBlock(doc, in.Document), caption), &keep
 	}
-	if text == "" {
-		text = "(a photo)"
-	}
-	return conversation.NewMessage(conversation.RoleUser, imageBlock(mediaType, in.Image), conversation.TextBlock(head+" "+text))
+	return conversation.UserText(head + " " + text), nil
 }
 
 // imageType returns the media type to send for img. The bytes decide when

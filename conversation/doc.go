@@ -29,4 +29,9 @@
 //
 // The package holds conversation memory only: how a WhatsApp message gets
 // to the assistant and its reply back is package delivery's.
+//
+// Apart from the conversations, every store remembers each person's recent
+// messages both ways by id for a week ([RecentMessages]), so that a reply
+// quoting one of them can be given its text after the conversation expired;
+// [Memory.Clear] forgets them too.
 package conversation

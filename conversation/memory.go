@@ -218,12 +218,20 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	return nil
 }
 
-// Clear deletes phone's conversation. It returns an error wrapping
-// [ErrNotFound] if there was none, which callers that only want it gone may
+// Clear deletes phone's conversation and the recent messages the store
+// remembers for phone ([RecentMessages]). It returns an error wrapping
+// [ErrNotFound] if there was no conversation (the recent messages are
+// forgotten all the same), which callers that only want it gone may
 // ignore.
 // The store's usage ledger ([UsageLedger]) keeps phone's usage.
 func (m *Memory) Clear(ctx context.Context, phone string) error {
 	if err := CheckPhone(phone); err != nil {
+		return err
+	}
+	// The recent messages go first and whether or not a conversation is
+	// stored: they outlive it, and clearing is the person's way to have
+	// everything forgotten.
+	if err := m.forget(ctx, phone); err != nil {
 		return err
 	}
 	if err := m.store.Delete(ctx, phone); err != nil {

@@ -13,13 +13,16 @@ import (
 // model in its own turn; what it said about it is stored, the bytes are not.
 const ImagePlaceholder = "[Image sent: photo]"
 
-// DocumentPlaceholder returns the text that replaces a base64 document of the
-// given media type in a stored message, e.g. "[Document sent: application/pdf]".
-func DocumentPlaceholder(mediaType string) string {
-	if mediaType == "" {
-		mediaType = "document"
+// DocumentPlaceholder returns the text that stands for a document in a
+// stored message, "[Document sent: NAME]": the assistant names the file
+// ("[Document sent: newsletter.pdf]"), and [Sanitize], replacing a base64
+// document it finds in a turn, names its media type ("[Document sent:
+// application/pdf]").
+func DocumentPlaceholder(name string) string {
+	if name == "" {
+		name = "document"
 	}
-	return "[Document sent: " + mediaType + "]"
+	return "[Document sent: " + name + "]"
 }
 
 // Sanitize returns m ready for storage: its content compacted, and every

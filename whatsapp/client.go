@@ -89,14 +89,25 @@ type client struct {
 	sleep func(ctx context.Context, d time.Duration) error
 }
 
-// sendText sends body as one text message to the WhatsApp id to. It
+// sendText sends body as one text message to the WhatsApp id to; see
+// sendTextID.
+func (c *client) sendText(ctx context.Context, to, body string) error {
+	_, err := c.sendTextID(ctx, to, body)
+	return err
+}
+
+// sendTextID sends body as one text message to the WhatsApp id to and
+// returns the id WhatsApp gave it (a "wamid."), read from the answer
+// {"messaging_product": "whatsapp", "contacts": [...], "messages": [{"id": ...}]};
+// "" if the answer has none, which is not an error: the message was sent.
+// It
 // retries what may succeed later, a temporary Graph API error or a request
 // that got no answer at all, up to maxAttempts times, waiting with
 // exponential backoff and jitter, or as long as the server's Retry-After
 // asks, while ctx allows and the waits stay within retryBudget. A retry
 // after a timeout may deliver a message twice, if the first attempt did
 // arrive; a lost reply is the worse outcome.
-func (c *client) sendText(ctx context.Context, to, body string) error {
+func (c *client) sendTextID(ctx context.Context, to, body string) (string, error) {
 	payload, err := json.Marshal(map[string]any{
 		"messaging_product": "whatsapp",
 		"recipient_type":    "individual",
@@ -105,32 +116,45 @@ func (c *client) sendText(ctx context.Context, to, body string) error {
 		"text":              map[string]any{"preview_url": false, "body": body},
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	endpoint := c.base + "/" + c.version + "/" + url.PathEscape(c.phoneNumberID) + "/messages"
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
-		wait, err := c.post(ctx, endpoint, payload)
+		wait, answer, err := c.post(ctx, endpoint, payload)
 		if err == nil {
-			return nil
+			return sentID(answer), nil
 		}
 		if !retryable(ctx, err) || attempt >= c.maxAttempts {
 			if attempt > 1 {
-				return fmt.Errorf("after %d attempts: %w", attempt, err)
+				return "", fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
-			return err
+			return "", err
 		}
 		if wait <= 0 {
 			wait = c.backoff(attempt)
 		}
 		if waited+wait > retryBudget {
-			return fmt.Errorf("after %d attempts: %w (gave up: a retry in %v would wait more than %v in all)", attempt, err, wait.Round(time.Second), retryBudget)
+			return "", fmt.Errorf("after %d attempts: %w (gave up: a retry in %v would wait more than %v in all)", attempt, err, wait.Round(time.Second), retryBudget)
 		}
 		waited += wait
 		if werr := c.wait(ctx, wait); werr != nil {
-			return fmt.Errorf("%w (gave up waiting to retry: %v)", err, werr)
+			return "", fmt.Errorf("%w (gave up waiting to retry: %v)", err, werr)
 		}
 	}
+}
+
+// sentID reads the message id from the answer to a send.
+func sentID(answer []byte) string {
+	var a struct {
+		Messages []struct {
+			ID string `json:"id"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(answer, &a) != nil || len(a.Messages) == 0 {
+		return ""
+	}
+	return a.Messages[0].ID
 }
 
 // retryable reports whether a failed send may be tried again.
@@ -162,25 +186,27 @@ func (c *client) wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// post sends one request; on a temporary failure it also returns how long
-// the server asked us to wait, if it did.
-func (c *client) post(ctx context.Context, endpoint string, payload []byte) (time.Duration, error) {
+// post sends one request and returns the answer's body (at most 64 KiB)
+// on success; on a temporary failure it also returns how long the server
+// asked us to wait, if it did.
+func (c *client) post(ctx context.Context, endpoint string, payload []byte) (time.Duration, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, &transportError{stripURL(err)}
+		return 0, nil, &transportError{stripURL(err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-		return 0, nil
+		// A body cut short is no failure: the message was sent.
+		answer, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return 0, answer, nil
 	}
-	return retryAfter(resp.Header.Get("Retry-After"), time.Now()), readAPIError(resp)
+	return retryAfter(resp.Header.Get("Retry-After"), time.Now()), nil, readAPIError(resp)
 }
 
 func (c *client) backoff(attempt int) time.Duration {
@@ -230,6 +256,10 @@ func readAPIError(resp *http.Response) error {
 	return apiErr
 }
 
+// errMediaTooLarge is returned by media for a file over the client's
+// limit.
+var errMediaTooLarge = errors.New("media too large")
+
 // media downloads the media with the given id: GET /{version}/{media-id}
 // answers with a short-lived URL, and a GET of that URL, with the same
 // bearer token, answers with the bytes. It returns the bytes and the media
@@ -263,7 +293,7 @@ func (c *client) media(ctx context.Context, id string) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("media download: %w", stripURL(err))
 	}
 	if int64(len(data)) > c.maxMedia {
-		return nil, "", fmt.Errorf("media download: larger than %d bytes", c.maxMedia)
+		return nil, "", fmt.Errorf("media download: %w: larger than %d bytes", errMediaTooLarge, c.maxMedia)
 	}
 	mediaType := info.MimeType
 	if mediaType == "" {

@@ -16,7 +16,7 @@ const (
 	DefaultMaxAge        = 24 * time.Hour
 	DefaultMaxAttempts   = 6
 	DefaultRetryDelay    = 2 * time.Second
-	DefaultMaxMediaBytes = 16 << 20
+	DefaultMaxMediaBytes = 20 << 20 // the largest PDF the assistant reads
 	DefaultResumeEvery   = delivery.DefaultResumeEvery
 )
 
@@ -36,15 +36,40 @@ type Inbound struct {
 	// ProfileName is the name on the sender's WhatsApp profile; it may be
 	// empty and is chosen by the sender.
 	ProfileName string
-	// Text is the message: the text, a photo's caption, or the title of
-	// the button or list item tapped. It may be empty for a photo.
+	// Text is the message: the text, a photo's, document's or video's
+	// caption, or the title of the button or list item tapped. It may be
+	// empty for those and for the other kinds below.
 	Text string
 	// Image is the photo's bytes, nil for other messages; ImageType is its
 	// media type as WhatsApp reports it, such as "image/jpeg".
 	Image     []byte
 	ImageType string
-	// Time is when the sender sent it.
+	// Time is when the sender sent it, or when the server received it if
+	// the sender's clock dates it more than FutureSlack later.
 	Time time.Time
+
+	// ReplyTo is the id of the earlier message this one replies to
+	// (WhatsApp's swipe to reply), if any: one the sender sent, or one
+	// the server sent (see SentRecorder).
+	ReplyTo string
+	// Audio is a voice note's or an audio file's bytes, AudioType its
+	// media type ("audio/ogg; codecs=opus"); Voice is set when it was
+	// recorded in WhatsApp.
+	Audio     []byte
+	AudioType string
+	Voice     bool
+	// Document is a file's bytes, DocumentType its media type as the
+	// sender's phone declared it, Filename its name; Text is its caption.
+	Document     []byte
+	DocumentType string
+	Filename     string
+	// Video is set for a video, which is not downloaded: Text is its
+	// caption, if any.
+	Video bool
+	// Location is a location the sender shared, Contacts the contact
+	// cards.
+	Location *Location
+	Contacts []Contact
 }
 
 // Responder answers a message; it is the assistant.
@@ -108,7 +133,8 @@ type Config struct {
 	// RetryDelay is the backoff before the second attempt; it doubles for
 	// each attempt after that. Default DefaultRetryDelay.
 	RetryDelay time.Duration
-	// MaxMediaBytes bounds the size of a downloaded photo. Default
+	// MaxMediaBytes bounds the size of a downloaded photo, voice note or
+	// document; a larger one is answered with what the limit is. Default
 	// DefaultMaxMediaBytes.
 	MaxMediaBytes int64
 

@@ -8,15 +8,18 @@
 // handled ids), answers 200 once they are kept (503 when they cannot be,
 // so that Meta delivers them again), and the pipeline answers them in the
 // background through this package's handler: it checks a message's age
-// (older than [Config.MaxAge]: skipped), downloads a photo from the Graph
-// API, asks the [Responder] (the assistant) for the reply, splits a reply
+// (older than [Config.MaxAge]: skipped), downloads a photo, voice note or
+// document from the Graph API, asks the [Responder] (the assistant) for the reply, splits a reply
 // longer than WhatsApp's 4,096 characters (UTF-16 code units, see
 // [TextLength]) on paragraph, line or word boundaries, and sends it,
 // retrying with backoff a send that meets a temporary error (429, 5xx, a
 // documented temporary Graph code such as the pair rate limit) or gets no
-// answer at all. Text, photos, button and list replies are answered;
-// other kinds of message get a short reply saying what the assistant can
-// read. One malformed message does not cost the others of its delivery
+// answer at all. Text, photos, button and list replies, voice notes,
+// documents, locations, contact cards and videos' captions go to the
+// Responder, with the id of the message they reply to (kinds.go); stickers
+// and edit notices get no reply; other kinds of message get a short reply
+// saying what the assistant can read. The ids the Graph API gives the
+// replies sent are passed to a Responder that is a [SentRecorder]. One malformed message does not cost the others of its delivery
 // their answer, and a panic while answering is logged and the sender gets
 // an apology.
 //

@@ -100,7 +100,11 @@ func temporary(err error) bool {
 // how many parts were sent, and the error that stopped it, which it logs.
 func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []string) (int, error) {
 	for i, part := range parts {
-		if err := s.graph.sendText(ctx, to, part); err != nil {
+		id, err := s.graph.sendTextID(ctx, to, part)
+		if err == nil {
+			s.recordSent(ctx, log, to, id, part) // kinds.go
+		}
+		if err != nil {
 			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
 			var apiErr *APIError
 			if errors.As(err, &apiErr) {

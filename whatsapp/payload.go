@@ -102,6 +102,7 @@ type wireMessage struct {
 		Text    string `json:"text"`
 		Payload string `json:"payload"`
 	} `json:"button"`
+	wireKinds // kinds.go
 }
 
 type replyItem struct {
@@ -149,12 +150,13 @@ type event struct {
 	Time          time.Time
 	// Received is when the server queued it, which stands for Time when
 	// the message has none.
-	Received  time.Time
-	Type      string // the payload's type, for logs
-	Kind      kind
-	Text      string
-	MediaID   string
-	MediaType string
+	Received   time.Time
+	Type       string // the payload's type, for logs
+	Kind       kind
+	Text       string
+	MediaID    string
+	MediaType  string
+	eventKinds // kinds.go
 }
 
 // webhook is what one webhook request carries.
@@ -295,6 +297,9 @@ func isNull(raw json.RawMessage) bool {
 // classify sets the event's kind and text from the message's type.
 func classify(ev *event, m *wireMessage) {
 	ev.Kind = kindUnsupported
+	if classifyKinds(ev, m) {
+		return
+	}
 	switch m.Type {
 	case "text":
 		if m.Text != nil && strings.TrimSpace(m.Text.Body) != "" {
@@ -332,9 +337,11 @@ func classify(ev *event, m *wireMessage) {
 }
 
 // sentAt returns when ev was sent, or else received; zero if neither is
-// known (a message queued by an older version).
+// known (a message queued by an older version). A time more than
+// FutureSlack after the receipt (a phone's clock set wrong) is replaced by
+// the receipt.
 func (ev event) sentAt() time.Time {
-	if ev.Time.IsZero() {
+	if ev.Time.IsZero() || (!ev.Received.IsZero() && ev.Time.Sub(ev.Received) > FutureSlack) {
 		return ev.Received
 	}
 	return ev.Time

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,7 +36,16 @@ func TestParseDeliverySamples(t *testing.T) {
 		{file: "interactive_button_reply.json", kind: kindText, text: "Change"},
 		{file: "interactive_list_reply.json", kind: kindText, text: "Priority Mail Express"},
 		{file: "button.json", kind: kindText, text: "No"},
-		{file: "unsupported.json", kind: kindUnsupported},
+		{file: "unsupported.json", kind: kindIgnored}, // an edit notice
+		{file: "unsupported_type.json", kind: kindUnsupported},
+		{file: "audio_voice.json", kind: kindAudio, media: "1282843452909218"},
+		{file: "audio_file.json", kind: kindAudio, media: "1282843452909219"},
+		{file: "document.json", kind: kindDocument, text: "When is the bake sale?", media: "1003383421387260"},
+		{file: "video.json", kind: kindVideo, text: "Look at her first steps!"},
+		{file: "location.json", kind: kindLocation},
+		{file: "contacts.json", kind: kindContacts},
+		{file: "sticker.json", kind: kindIgnored},
+		{file: "reply_context.json", kind: kindText, text: "Yes, that one"},
 		{file: "statuses.json", statuses: 4},
 		{file: "status_failed.json", statuses: 1},
 	}
@@ -95,12 +105,21 @@ func TestParseDeliveryKinds(t *testing.T) {
 		{"text without text", msg(`"type":"text"`), kindUnsupported, ""},
 		{"image without id", msg(`"type":"image","image":{"caption":"c"}`), kindUnsupported, ""},
 		{"flow reply", msg(`"type":"interactive","interactive":{"type":"nfm_reply","nfm_reply":{}}`), kindUnsupported, ""},
-		{"audio", msg(`"type":"audio","audio":{"id":"1","mime_type":"audio/ogg; codecs=opus"}`), kindUnsupported, ""},
-		{"video", msg(`"type":"video","video":{"id":"1"}`), kindUnsupported, ""},
-		{"document", msg(`"type":"document","document":{"id":"1","filename":"a.pdf"}`), kindUnsupported, ""},
-		{"sticker", msg(`"type":"sticker","sticker":{"id":"1","mime_type":"image/webp"}`), kindUnsupported, ""},
-		{"location", msg(`"type":"location","location":{"latitude":1.5,"longitude":2}`), kindUnsupported, ""},
-		{"contacts", msg(`"type":"contacts","contacts":[{"name":{"formatted_name":"A"}}]`), kindUnsupported, ""},
+		{"audio", msg(`"type":"audio","audio":{"id":"1","mime_type":"audio/ogg; codecs=opus"}`), kindAudio, ""},
+		{"audio without id", msg(`"type":"audio","audio":{"mime_type":"audio/ogg"}`), kindUnsupported, ""},
+		{"video", msg(`"type":"video","video":{"id":"1","caption":"steps"}`), kindVideo, "steps"},
+		{"video without caption", msg(`"type":"video","video":{"id":"1"}`), kindVideo, ""},
+		{"video without video", msg(`"type":"video"`), kindUnsupported, ""},
+		{"document", msg(`"type":"document","document":{"id":"1","filename":"a.pdf","caption":"read"}`), kindDocument, "read"},
+		{"document without id", msg(`"type":"document","document":{"filename":"a.pdf"}`), kindUnsupported, ""},
+		{"sticker", msg(`"type":"sticker","sticker":{"id":"1","mime_type":"image/webp"}`), kindIgnored, ""},
+		{"location", msg(`"type":"location","location":{"latitude":1.5,"longitude":2}`), kindLocation, ""},
+		{"location without location", msg(`"type":"location"`), kindUnsupported, ""},
+		{"contacts", msg(`"type":"contacts","contacts":[{"name":{"formatted_name":"A"}}]`), kindContacts, ""},
+		{"no contacts", msg(`"type":"contacts","contacts":[]`), kindUnsupported, ""},
+		{"an edit", msg(`"type":"unsupported","unsupported":{"type":"edit"}`), kindIgnored, ""},
+		{"another unsupported", msg(`"type":"unsupported","unsupported":{"type":"poll"}`), kindUnsupported, ""},
+		{"unsupported, no subtype", msg(`"type":"unsupported"`), kindUnsupported, ""},
 		{"unknown", msg(`"type":"unknown"`), kindUnsupported, ""},
 		{"reaction", msg(`"type":"reaction","reaction":{"message_id":"wamid.Y","emoji":"👍"}`), kindIgnored, ""},
 		{"system", msg(`"type":"system","system":{"body":"changed number"}`), kindIgnored, ""},
@@ -285,14 +304,123 @@ func FuzzParseDelivery(f *testing.F) {
 				if strings.TrimSpace(ev.Text) == "" {
 					t.Errorf("text message without text")
 				}
-			case kindImage:
+			case kindImage, kindAudio, kindDocument:
 				if ev.MediaID == "" {
-					t.Errorf("photo without a media id")
+					t.Errorf("%s without a media id", ev.Type)
 				}
-			case kindUnsupported, kindIgnored:
+			case kindLocation:
+				if ev.Location == nil {
+					t.Errorf("location without a location")
+				}
+			case kindContacts:
+				if len(ev.Contacts) == 0 {
+					t.Errorf("contacts without a contact")
+				}
+			case kindVideo, kindUnsupported, kindIgnored:
 			default:
 				t.Errorf("unknown kind %v", ev.Kind)
 			}
 		}
 	})
+}
+
+// TestParseMetaSamples reads Meta's documented payload for each kind of
+// message (testdata/*.json, after
+// https://developers.facebook.com/docs/whatsapp/cloud-api/webhooks/payload-examples)
+// into what the server acts on.
+func TestParseMetaSamples(t *testing.T) {
+	tests := []struct {
+		file  string
+		check func(t *testing.T, ev event)
+	}{
+		{"audio_voice.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindAudio || !ev.Voice || ev.MediaID != "1282843452909218" || ev.MediaType != "audio/ogg; codecs=opus" {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"audio_file.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindAudio || ev.Voice || ev.MediaType != "audio/mpeg" {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"document.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindDocument || ev.Filename != "newsletter.pdf" || ev.Text != "When is the bake sale?" || ev.MediaType != "application/pdf" || ev.MediaID != "1003383421387260" {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"video.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindVideo || ev.Text != "Look at her first steps!" || ev.MediaID != "" {
+				t.Errorf("%+v (a video is never downloaded)", ev)
+			}
+		}},
+		{"location.json", func(t *testing.T, ev event) {
+			want := Location{Latitude: 37.483307, Longitude: -122.148981, Name: "Philz Coffee", Address: "101 Forest Ave, Palo Alto, CA 94301", URL: "https://www.philzcoffee.com/"}
+			if ev.Kind != kindLocation || ev.Location == nil || *ev.Location != want {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"contacts.json", func(t *testing.T, ev event) {
+			want := Contact{Name: "Barbara J. Johnson", Organization: "Maple Street School, Grade 3, Teacher",
+				Phones: []string{"+1 (940) 555-1234 (HOME)", "+1 (650) 555-1234 (WORK)"}, Emails: []string{"bjohnson@example.com (WORK)"}}
+			if ev.Kind != kindContacts || len(ev.Contacts) != 1 || !reflect.DeepEqual(ev.Contacts[0], want) {
+				t.Errorf("%+v", ev.Contacts)
+			}
+			if ev.ProfileName != "Sheena Nelson" {
+				t.Errorf("the card's contacts were taken for the sender's: profile %q", ev.ProfileName)
+			}
+		}},
+		{"sticker.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindIgnored {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"unsupported.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindIgnored || ev.Subtype != "edit" {
+				t.Errorf("an edit notice: %+v", ev)
+			}
+		}},
+		{"unsupported_type.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindUnsupported {
+				t.Errorf("%+v", ev)
+			}
+		}},
+		{"reply_context.json", func(t *testing.T, ev event) {
+			if ev.Kind != kindText || ev.Text != "Yes, that one" || ev.ReplyTo != "wamid.HBgLMTY1MDU1NTEyMzQVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" {
+				t.Errorf("%+v", ev)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := parseDelivery(data)
+			if err != nil || len(d.Events) != 1 || d.Malformed != 0 {
+				t.Fatalf("parseDelivery: %d events, %d malformed, %v", len(d.Events), d.Malformed, err)
+			}
+			tt.check(t, d.Events[0])
+		})
+	}
+}
+
+// A message dated well after it was received (a phone's clock set wrong)
+// is taken as sent when received; a few seconds of skew are kept.
+func TestFutureTimestamp(t *testing.T) {
+	received := time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC)
+	tests := []struct {
+		sent, want time.Time
+	}{
+		{received.AddDate(1, 0, 0), received},
+		{received.Add(FutureSlack + time.Second), received},
+		{received.Add(30 * time.Second), received.Add(30 * time.Second)},
+		{received.Add(-time.Hour), received.Add(-time.Hour)},
+		{time.Time{}, received},
+	}
+	for _, tt := range tests {
+		if got := (event{Time: tt.sent, Received: received}).sentAt(); !got.Equal(tt.want) {
+			t.Errorf("sent %s: sentAt = %s, want %s", tt.sent, got, tt.want)
+		}
+	}
 }

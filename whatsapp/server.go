@@ -26,7 +26,6 @@ import (
 // to the log only.
 var (
 	unsupportedReply = apology.Message(apology.ErrUnsupported)
-	photoFailedReply = apology.Message(apology.ErrMedia)
 	failedReply      = apology.Internal
 )
 
@@ -365,7 +364,7 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 		Name:        s.family[ev.From],
 		ProfileName: ev.ProfileName,
 		Text:        ev.Text,
-		Time:        ev.Time,
+		Time:        ev.sentAt(),
 	}
 	if in.Name == "" {
 		in.Name = ev.ProfileName
@@ -376,16 +375,8 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	if in.Time.IsZero() {
 		in.Time = s.cfg.Now()
 	}
-	if ev.Kind == kindImage {
-		data, mediaType, err := s.graph.media(ctx, ev.MediaID)
-		if err != nil {
-			log.Error("whatsapp: photo download failed", "err", err)
-			return photoFailedReply
-		}
-		if ev.MediaType != "" {
-			mediaType = ev.MediaType
-		}
-		in.Image, in.ImageType = data, mediaType
+	if reply, ok := s.fillKinds(ctx, log, ev, &in); !ok { // kinds.go
+		return reply
 	}
 	start := s.cfg.Now()
 	reply, err := s.cfg.Responder.Respond(ctx, in)

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
@@ -153,7 +153,7 @@ func signed(body []byte, signature string) *http.Request {
 
 func TestMessageTypes(t *testing.T) {
 	photo := []byte("\xff\xd8\xff\xe0 a tiny jpeg")
-	const unsupported = "Sorry, I can only read text messages and photos for now."
+	unsupported := apology.Unsupported
 	tests := []struct {
 		file  string
 		text  string // what the responder gets; "" when it is not called
@@ -164,7 +164,8 @@ func TestMessageTypes(t *testing.T) {
 		{"interactive_button_reply.json", "Change", "echo: Change"},
 		{"interactive_list_reply.json", "Priority Mail Express", "echo: Priority Mail Express"},
 		{"button.json", "No", "echo: No"},
-		{"unsupported.json", "", unsupported},
+		{"unsupported.json", "", ""}, // an edit notice: no reply
+		{"unsupported_type.json", "", unsupported},
 		{"statuses.json", "", ""},
 	}
 	for _, tt := range tests {
@@ -208,36 +209,6 @@ func TestMessageTypes(t *testing.T) {
 				t.Errorf("sent %+v, want %q to %s", sent, tt.reply, sheenaWaID)
 			}
 		})
-	}
-}
-
-func TestOtherKindsGetTheUnsupportedReply(t *testing.T) {
-	h := newHarness(t)
-	at := sampleTime.Add(-time.Second).Unix()
-	item := func(id, typ, fields string) string {
-		return `{"from":"16505551234","id":"` + id + `","timestamp":"` + itoa(at) + `","type":"` + typ + `",` + fields + `}`
-	}
-	h.post(payload([]string{change(sheenaWaID,
-		item("wamid.audio", "audio", `"audio":{"id":"1","mime_type":"audio/ogg; codecs=opus","voice":true}`),
-		item("wamid.video", "video", `"video":{"id":"2","mime_type":"video/mp4"}`),
-		item("wamid.doc", "document", `"document":{"id":"3","filename":"a.pdf","mime_type":"application/pdf"}`),
-		item("wamid.sticker", "sticker", `"sticker":{"id":"4","mime_type":"image/webp","animated":false}`),
-		item("wamid.location", "location", `"location":{"latitude":51.5,"longitude":-0.12,"name":"Home"}`),
-		item("wamid.contacts", "contacts", `"contacts":[{"name":{"formatted_name":"Ann"},"phones":[{"phone":"+1 555"}]}]`),
-		item("wamid.reaction", "reaction", `"reaction":{"message_id":"wamid.audio","emoji":"👍"}`),
-	)}))
-	h.shutdown()
-	if n := len(h.resp.inbound()); n != 0 {
-		t.Errorf("responder called %d times", n)
-	}
-	sent := h.bodies()
-	if len(sent) != 6 {
-		t.Fatalf("sent %d replies, want 6 (none for the reaction): %q", len(sent), sent)
-	}
-	for _, b := range sent {
-		if !strings.Contains(b, "text messages and photos") {
-			t.Errorf("reply %q does not say what the assistant can read", b)
-		}
 	}
 }
 

@@ -360,6 +360,8 @@ func (c *checker) block(at string, b block) *apiError {
 		}
 	case "image":
 		return image(at, b)
+	case "document":
+		return document(at, b) // document.go
 	case "tool_use":
 		c.usesTools = true
 		if b.ID == "" {

@@ -91,6 +91,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
 		return nil, nil, nil, err
 	}
+	if opts.Transcriber, err = fc.transcriber(e); err != nil {
+		return nil, nil, nil, err
+	}
 	if opts.Location, err = fc.location(""); err != nil {
 		return nil, nil, nil, err
 	}
@@ -131,7 +134,7 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 // the API says may be retried (429, 5xx, 529, a timed-out attempt).
 const apiRetries = 2
 
-const askUsage = `Usage: mombot ask --from PHONE [--image FILE] [flags] MESSAGE
+const askUsage = `Usage: mombot ask --from PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
 
 Flags may come before or after the message; after "--" everything is the
 message.
@@ -148,6 +151,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	cfg.registerFrom(fs)
 	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
+	docPath := fs.String("document", "", "a file to send with the message (PDF, or plain text: .txt, .csv, .md)")
+	voicePath := fs.String("voice", "", "a voice note (OGG/Opus) to transcribe and send (needs \"transcription\" in the configuration)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), askUsage)
 		fs.PrintDefaults()
@@ -161,8 +166,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	in := assistant.Inbound{From: cfg.from, Text: strings.Join(words, " ")}
-	if strings.TrimSpace(in.Text) == "" && *imagePath == "" {
-		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image FILE)")
+	if strings.TrimSpace(in.Text) == "" && *imagePath == "" && *docPath == "" && *voicePath == "" {
+		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
 	}
 	if *imagePath != "" {
 		img, err := os.ReadFile(*imagePath)
@@ -170,6 +175,9 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("ask: %w", err)
 		}
 		in.Image = img
+	}
+	if err := readKinds(&in, *docPath, *voicePath); err != nil { // voice.go
+		return fmt.Errorf("ask: %w", err)
 	}
 	a, _, store, err := cfg.open(ctx, e)
 	if err != nil {
@@ -199,7 +207,8 @@ func askError(ctx context.Context, err error) error {
 		return nil
 	case ctx.Err() != nil:
 		return errAskInterrupted
-	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge):
+	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge),
+		refusedKind(err): // voice.go
 		return errAskRefused
 	case errors.Is(err, apology.ErrTimeout):
 		return errAskTimedOut

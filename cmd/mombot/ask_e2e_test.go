@@ -48,6 +48,7 @@ func TestAskE2E(t *testing.T) {
 	t.Run("TwoPhones", func(t *testing.T) { testAskTwoPhones(t, newAskFixture(t, bin)) })
 	t.Run("SystemSender", func(t *testing.T) { testAskSystemSender(t, newAskFixture(t, bin)) })
 	t.Run("Window", func(t *testing.T) { testAskWindow(t, newAskFixture(t, bin)) })
+	t.Run("Kinds", func(t *testing.T) { testAskKinds(t, newAskFixture(t, bin)) }) // ask_kinds_e2e_test.go
 }
 
 // testAskWindow: the window of history sent is kept in the store, so one

@@ -38,6 +38,9 @@ type fileConfig struct {
 	SystemPromptFile string `json:"system_prompt_file"`
 
 	WhatsApp whatsAppConfig `json:"whatsapp"`
+	// Transcription is the speech-to-text endpoint for voice notes;
+	// nil means voice notes are not set up (voice.go).
+	Transcription *transcriptionConfig `json:"transcription"`
 
 	// Window bounds the history sent with each message, and CacheTTL is
 	// the prompt cache lifetime policy (see window.go).
@@ -117,6 +120,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	c.Family = family
 	if _, err := c.requestTimeout(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if c.Transcription != nil {
+		if _, err := c.Transcription.options(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
 	}
 	if c.WhatsApp.MaxAge != "" {
 		d, err := time.ParseDuration(c.WhatsApp.MaxAge)

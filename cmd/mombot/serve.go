@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
@@ -111,12 +110,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	wcfg.Responder = whatsapp.ResponderFunc(func(ctx context.Context, in whatsapp.Inbound) (string, error) {
-		// Handle logs its failures and always returns a reply fit to
-		// send, kind when something went wrong.
-		reply, _ := a.Handle(ctx, assistant.Inbound{From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time})
-		return reply.Text, nil
-	})
+	wcfg.Responder = responder{a: a, mem: mem, log: e.log} // voice.go
 	wcfg.Logger = e.log
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {

@@ -57,6 +57,8 @@ type serveFixture struct {
 	store  string
 	// args are extra flags of every serve process.
 	args []string
+	// extraEnv are extra variables of every process, "NAME=value".
+	extraEnv []string
 }
 
 // newServeFixture builds the binary and starts the fake APIs. family maps
@@ -91,7 +93,7 @@ func newServeFixture(t testing.TB, store string, family map[string]string) *serv
 // env is the environment of a serve process: the secrets, and nothing
 // inherited but PATH and HOME.
 func (f *serveFixture) env() []string {
-	return []string{
+	return append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + f.dir,
 		"ANTHROPIC_API_KEY=" + anthropictest.APIKey,
@@ -102,7 +104,7 @@ func (f *serveFixture) env() []string {
 		"WHATSAPP_PHONE_NUMBER_ID=" + graphtest.PhoneNumberID,
 		"WHATSAPP_GRAPH_URL=" + f.graph.URL,
 		"MOMBOT_STORE=" + f.store,
-	}
+	}, f.extraEnv...)
 }
 
 // mombot runs a short mombot command, such as history show, on the

@@ -100,6 +100,8 @@ func (e noFileError) Unwrap() error { return fs.ErrNotExist }
 // whether another process has written the file since, and reads it again if
 // so. Reads do no other file I/O.
 type Store struct {
+	recent recentCache // the recent messages' file, see recent.go
+
 	path   string
 	loc    *time.Location
 	log    *slog.Logger

@@ -20,6 +20,8 @@ var _ conversation.Store = (*Store)(nil)
 // Store is an in-memory [conversation.Store]. Its zero value is not usable;
 // use [New].
 type Store struct {
+	recent recentMessages // see recent.go
+
 	mu    sync.Mutex
 	convs map[string]conversation.Conversation
 	// ids holds the tool_use ids of each stored turn, by phone, in step

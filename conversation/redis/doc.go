@@ -13,6 +13,13 @@
 //	<prefix>turns:<phone>   list: the turns as JSON, oldest first
 //	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
 //
+// Apart from the conversation, a phone's recent messages (for replies to
+// them, [conversation.RecentMessages]) are two keys with a week's TTL, see
+// recent.go:
+//
+//	<prefix>recent:<phone>     hash: message id -> role, text and time
+//	<prefix>recentat:<phone>   sorted set: message ids by time
+//
 // A turn saved by this version starts with a member "_mombot" that holds a
 // format version, the CRC-32C of the rest and the turn's tool_use ids in hex
 // ({"_mombot":"1 9f3a01c2 746f6f6c755f31","messages":[...]}). A load splits

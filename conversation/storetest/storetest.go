@@ -3,8 +3,9 @@
 // shows that, behind a [conversation.Memory], it keeps the original design's
 // contract: lifecycle, expiry, the turn cap, isolation between phones, the
 // system sender, image placeholders, byte stability, validity, persistence
-// across reopening and concurrent use; and that it keeps the usage ledger
-// ([conversation.UsageLedger]) next to the conversations.
+// across reopening and concurrent use; that it keeps the usage ledger
+// ([conversation.UsageLedger]) next to the conversations; and that it
+// remembers recent messages by id ([conversation.RecentMessages]).
 package storetest
 
 import (
@@ -67,7 +68,8 @@ func Run(t *testing.T, newStorage NewStorage) {
 			tt.fn(t, e)
 		})
 	}
-	runUsage(t, newStorage) // usage.go
+	runUsage(t, newStorage)  // usage.go
+	runRecent(t, newStorage) // recent.go
 }
 
 // env is one test's store, memory and clock.

@@ -1,0 +1,236 @@
+package transcription_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/apology"
+	"github.com/mombot/mombot/transcription"
+	"github.com/mombot/mombot/transcription/transcriptiontest"
+)
+
+const key = "sk-test-0123456789abcdef"
+
+func newClient(t *testing.T, srv *transcriptiontest.Server, opts transcription.Options) *transcription.Client {
+	t.Helper()
+	if opts.URL == "" {
+		opts.URL = srv.URL
+	}
+	if opts.Model == "" {
+		opts.Model = "whisper-1"
+	}
+	c, err := transcription.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestTranscribeSendsTheNoteAsDocumented(t *testing.T) {
+	srv := transcriptiontest.NewServer(t, key, " Add milk and eggs to the grocery list. ", "whisper-1")
+	c := newClient(t, srv, transcription.Options{APIKey: key})
+	got, err := c.Transcribe(context.Background(), voiceNote(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Add milk and eggs to the grocery list."; got != want {
+		t.Errorf("Transcribe = %q, want %q", got, want)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	r := reqs[0]
+	if r.Model != "whisper-1" || r.Filename != "voice-note.ogg" || r.FileType != "audio/ogg" || r.ResponseFormat != "json" {
+		t.Errorf("request: model %q, file %q (%s), response_format %q", r.Model, r.Filename, r.FileType, r.ResponseFormat)
+	}
+	if !bytes.Equal(r.Audio, voiceNote(t)) {
+		t.Errorf("the audio sent (%d bytes) is not the voice note as it came (%d bytes)", len(r.Audio), len(voiceNote(t)))
+	}
+}
+
+func TestTranscribeEndpointForms(t *testing.T) {
+	srv := transcriptiontest.NewServer(t, "", "hello")
+	for _, u := range []string{srv.URL, srv.URL + "/", srv.Endpoint()} {
+		c := newClient(t, srv, transcription.Options{URL: u})
+		if got, err := c.Transcribe(context.Background(), voiceNote(t)); err != nil || got != "hello" {
+			t.Errorf("url %s: Transcribe = %q, %v", u, got, err)
+		}
+	}
+}
+
+func TestTranscribeRefusesBeforeSending(t *testing.T) {
+	tests := []struct {
+		name    string
+		audio   []byte
+		max     time.Duration
+		want    error
+		message string
+	}{
+		{"over the default 3 minutes", withLength(t, 3*time.Minute+time.Second), 0, apology.ErrVoiceTooLong,
+			"Sorry, that voice note is too long for me: I can listen to 3 minutes at most. Could you send a shorter one, or type it?"},
+		{"over a configured 30 seconds", voiceNote(t), 5 * time.Second, apology.ErrVoiceTooLong,
+			"Sorry, that voice note is too long for me: I can listen to 5 seconds at most. Could you send a shorter one, or type it?"},
+		{"not OGG", []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3"), 0, apology.ErrAudioFormat, apology.AudioFormat},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := transcriptiontest.NewServer(t, key, "never")
+			c := newClient(t, srv, transcription.Options{APIKey: key, MaxDuration: tt.max})
+			_, err := c.Transcribe(context.Background(), tt.audio)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Transcribe: %v, want %v", err, tt.want)
+			}
+			if got := apology.Message(err); got != tt.message {
+				t.Errorf("the person reads %q, want %q", got, tt.message)
+			}
+			if n := srv.Calls(); n != 0 {
+				t.Errorf("%d requests sent, want none", n)
+			}
+		})
+	}
+	// Exactly the cap is fine.
+	srv := transcriptiontest.NewServer(t, key, "ok")
+	c := newClient(t, srv, transcription.Options{APIKey: key})
+	if _, err := c.Transcribe(context.Background(), withLength(t, 3*time.Minute)); err != nil {
+		t.Errorf("a note of exactly 3 minutes: %v", err)
+	}
+}
+
+func TestTranscribeFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		key    string // the client's
+		setup  func(*transcriptiontest.Server)
+		opts   transcription.Options
+		want   error
+		status int // of the *APIError, 0 for none
+		detail string
+	}{
+		{name: "a wrong key", key: "sk-wrong-key-999999", want: apology.ErrTranscription, status: 401, detail: "invalid_api_key"},
+		{name: "no key", key: "", want: apology.ErrTranscription, status: 401},
+		{name: "a model the endpoint does not serve", key: key, opts: transcription.Options{Model: "whisper-9"}, want: apology.ErrTranscription, status: 404, detail: "does not exist"},
+		{name: "a server error", key: key, setup: func(s *transcriptiontest.Server) {
+			s.Fail(500, "The server had an error while processing your request.")
+		},
+			want: apology.ErrTranscription, status: 500, detail: "server had an error"},
+		{name: "rate limited", key: key, setup: func(s *transcriptiontest.Server) { s.Fail(429, "Rate limit reached for whisper-1") },
+			want: apology.ErrTranscription, status: 429, detail: "Rate limit"},
+		{name: "silence", key: key, setup: func(s *transcriptiontest.Server) {
+			s.Transcript(func(transcriptiontest.Request) string { return "  \n" })
+		}, want: apology.ErrVoiceEmpty},
+		{name: "no answer in time", key: key, setup: func(s *transcriptiontest.Server) { s.Delay(10 * time.Second) },
+			opts: transcription.Options{Timeout: 200 * time.Millisecond}, want: apology.ErrTranscription, detail: "no answer within 200ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := transcriptiontest.NewServer(t, key, "words", "whisper-1")
+			if tt.setup != nil {
+				tt.setup(srv)
+			}
+			opts := tt.opts
+			opts.APIKey = tt.key
+			c := newClient(t, srv, opts)
+			start := time.Now()
+			_, err := c.Transcribe(context.Background(), voiceNote(t))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Transcribe: %v, want %v", err, tt.want)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("Transcribe took %s: not bounded by its timeout", time.Since(start))
+			}
+			var apiErr *transcription.APIError
+			if tt.status != 0 && (!errors.As(err, &apiErr) || apiErr.StatusCode != tt.status) {
+				t.Errorf("Transcribe: %v, want an *APIError with status %d", err, tt.status)
+			}
+			if !strings.Contains(err.Error(), tt.detail) {
+				t.Errorf("error %q does not say %q", err, tt.detail)
+			}
+			for _, secret := range []string{key, tt.key} {
+				if secret != "" && strings.Contains(err.Error(), secret[len(secret)-6:]) {
+					t.Errorf("error %q holds part of the key", err)
+				}
+			}
+		})
+	}
+}
+
+func TestTranscribeStopsWithItsContext(t *testing.T) {
+	srv := transcriptiontest.NewServer(t, key, "words")
+	srv.Delay(10 * time.Second)
+	c := newClient(t, srv, transcription.Options{APIKey: key})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Transcribe(ctx, voiceNote(t)); !errors.Is(err, apology.ErrTranscription) {
+		t.Errorf("Transcribe with an ended context: %v", err)
+	}
+}
+
+func TestNewRefusesBadOptions(t *testing.T) {
+	for _, o := range []transcription.Options{
+		{Model: "whisper-1"},
+		{URL: "ftp://example.com/v1", Model: "whisper-1"},
+		{URL: "https://user:sk-secret@api.openai.com/v1", Model: "whisper-1"},
+		{URL: "https://api.openai.com/v1"},
+		{URL: "https://api.openai.com/v1", Model: "whisper-1", MaxDuration: -time.Second},
+		{URL: "https://api.openai.com/v1", Model: "whisper-1", Timeout: -time.Second},
+	} {
+		if _, err := transcription.New(o); err == nil {
+			t.Errorf("New(%+v) succeeded", o)
+		} else if strings.Contains(err.Error(), "sk-secret") {
+			t.Errorf("New: %v holds the secret of the URL", err)
+		}
+	}
+}
+
+// TestStandInEnforcesTheDocumentedRequest sends requests the real API
+// refuses straight to the stand-in, so that a client bug would fail.
+func TestStandInEnforcesTheDocumentedRequest(t *testing.T) {
+	srv := transcriptiontest.NewServer(t, key, "words")
+	post := func(fields map[string]string, filename string, file []byte) (int, string) {
+		var b bytes.Buffer
+		w := multipartWriter(&b, fields, filename, file)
+		req, _ := http.NewRequest(http.MethodPost, srv.Endpoint(), &b)
+		req.Header.Set("Content-Type", w)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body bytes.Buffer
+		body.ReadFrom(resp.Body)
+		return resp.StatusCode, body.String()
+	}
+	tests := []struct {
+		name     string
+		fields   map[string]string
+		filename string
+		file     []byte
+		status   int
+		message  string
+	}{
+		{"accepted", map[string]string{"model": "whisper-1"}, "note.ogg", voiceNote(t), 200, `"text":"words"`},
+		{"no model", nil, "note.ogg", voiceNote(t), 400, "you must provide a model parameter"},
+		{"no file", map[string]string{"model": "whisper-1"}, "", nil, 400, "field required"},
+		{"an .opus name, not a documented format", map[string]string{"model": "whisper-1"}, "note.opus", voiceNote(t), 400, "Invalid file format. Supported formats: ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm']"},
+		{"an .ogg that is not OGG", map[string]string{"model": "whisper-1"}, "note.ogg", []byte("not audio"), 400, "Invalid file format."},
+		{"no extension", map[string]string{"model": "whisper-1"}, "blob", voiceNote(t), 400, "Invalid file format."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body := post(tt.fields, tt.filename, tt.file)
+			if status != tt.status || !strings.Contains(body, tt.message) {
+				t.Errorf("got %d %s, want %d with %q", status, body, tt.status, tt.message)
+			}
+			if status == 400 && !strings.Contains(body, `"type":"invalid_request_error"`) {
+				t.Errorf("error body %s is not in the API's shape", body)
+			}
+		})
+	}
+}
