@@ -46,7 +46,7 @@ func TestTranscriptionConfigErrors(t *testing.T) {
 		`{"transcription": {"url": "https://api.openai.com/v1", "model": "m", "max_duration": "0"}}`: `transcription.max_duration must be a positive duration such as "3m", got "0"`,
 		`{"transcription": {"url": "ftp://host/v1", "model": "m"}}`:                                  "transcription.url",
 		`{"transcription": {"url": "https://u:sk-x@host/v1", "model": "m"}}`:                         "must not hold credentials",
-		`{"transcription": {"url": "https://api.openai.com/v1", "model": "m", "key": "sk-x"}}`:       `unknown field "key"`,
+		`{"transcription": {"url": "https://api.openai.com/v1", "model": "m", "key": "sk-x"}}`:       `unknown key "key"`,
 	}
 	for body, want := range tests {
 		_, err := loadConfig(writeConfig(t, body))
