@@ -36,7 +36,8 @@ var (
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
-//	               Config.Health fails), 503 once shutting down
+//	               Config.Health fails), 503 once shutting down;
+//	               with ?verbose=1 a second line "version: ..." (Config.Version)
 //
 // A delivery is answered 200 once its messages are accepted by the
 // delivery pipeline (kept in the Config.Inbox, or with
@@ -70,33 +71,7 @@ var versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 // when a required field is missing, and in particular when there is no
 // AppSecret and AllowUnsigned is not set: the server fails closed.
 func New(cfg Config) (*Server, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APIVersion == "" {
-		cfg.APIVersion = DefaultAPIVersion
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = DefaultRetryDelay
-	}
-	if cfg.MaxMediaBytes <= 0 {
-		cfg.MaxMediaBytes = DefaultMaxMediaBytes
-	}
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = DefaultMaxAge
-	}
+	cfg = cfg.WithDefaults()
 
 	var problems []string
 	if cfg.AppSecret == "" && !cfg.AllowUnsigned {
@@ -218,13 +193,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		cancel()
 	}
 	s.logHealth(err)
+	status := "ok"
 	if err != nil {
 		// The error may name internal hosts and addresses: it goes to the
 		// log only.
-		io.WriteString(w, degradedHealth+"\n")
-		return
+		status = degradedHealth
 	}
-	io.WriteString(w, "ok\n")
+	io.WriteString(w, status+"\n")
+	if r.URL.Query().Get("verbose") != "" && s.cfg.Version != "" {
+		io.WriteString(w, "version: "+s.cfg.Version+"\n")
+	}
 }
 
 // degradedHealth is what /healthz answers when Config.Health fails.

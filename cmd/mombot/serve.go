@@ -118,6 +118,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return reply.Text, nil
 	})
 	wcfg.Logger = e.log
+	build := currentBuild()
+	wcfg.Version = build.String()
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {
 		return err
@@ -130,7 +132,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	err = wa.ListenAndServe(ctx, *listen, &whatsapp.ServeOptions{
 		Drain: shutdownHandled,
 		Serving: func(addr net.Addr) {
-			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg)
+			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
 		},
 	})
 	stopSweep()
