@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/redis/go-redis/v9 v9.23.0
+	go.yaml.in/yaml/v3 v3.0.5
 	modernc.org/sqlite v1.61.1
 )
 
