@@ -163,6 +163,8 @@ type Config struct {
 	// logged, when it changes, and never shown on /healthz: it may name
 	// internal hosts.
 	Health func(ctx context.Context) error
+	// Observer hears what the server does, for metrics. Default none.
+	Observer Observer
 	// Version is the build's version, shown by GET /healthz?verbose=1
 	// after the status line; empty shows none.
 	Version string
@@ -206,6 +208,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxAge <= 0 {
 		c.MaxAge = DefaultMaxAge
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 	return c
 }

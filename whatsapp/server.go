@@ -125,6 +125,7 @@ func New(cfg Config) (*Server, error) {
 			maxAttempts:   cfg.MaxAttempts,
 			retryDelay:    cfg.RetryDelay,
 			maxMedia:      cfg.MaxMediaBytes,
+			obs:           cfg.Observer,
 		},
 	}
 	s.mux = http.NewServeMux()
@@ -230,6 +231,9 @@ func (s *Server) logHealth(err error) {
 // receive authenticates a delivery, queues its messages and answers at
 // once; the messages are handled in the background.
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	w = rec
+	defer func() { s.cfg.Observer.Webhook(refusal(rec.status)) }()
 	if s.closing.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -297,6 +301,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, delivery.ErrDuplicate):
 			log.Info("whatsapp: duplicate delivery skipped")
+			s.cfg.Observer.MessageSkipped(SkipDuplicate)
 		case err != nil:
 			// Ask Meta to deliver again later. Messages kept already are
 			// answered, and their ids make the redelivery of those a
@@ -315,20 +320,25 @@ func (s *Server) accept(ev event) bool {
 	switch {
 	case ev.From == "":
 		log.Warn("whatsapp: message without a usable sender ignored", "from", phone.Mask(ev.WaID))
+		s.cfg.Observer.MessageSkipped(SkipNoSender)
 		return false
 	case ev.ID == "":
 		log.Warn("whatsapp: message without an id ignored")
+		s.cfg.Observer.MessageSkipped(SkipNoID)
 		return false
 	case ev.PhoneNumberID != "" && ev.PhoneNumberID != s.cfg.PhoneNumberID:
 		log.Warn("whatsapp: message to another business number ignored", "phone_number_id", ev.PhoneNumberID)
+		s.cfg.Observer.MessageSkipped(SkipOtherNumber)
 		return false
 	}
 	if _, ok := s.family[ev.From]; !ok {
 		log.Info("whatsapp: message from a number outside the family ignored")
+		s.cfg.Observer.MessageSkipped(SkipNotFamily)
 		return false
 	}
 	if ev.Kind == kindIgnored {
 		log.Debug("whatsapp: message of a kind that needs no answer ignored")
+		s.cfg.Observer.MessageSkipped(SkipIgnoredKind)
 		return false
 	}
 	return true

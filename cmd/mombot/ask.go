@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,9 @@ type assistantConfig struct {
 	configPath string
 	listsPath  string
 	from       string
+	// apiTransport, if set, wraps the Anthropic client's HTTP transport
+	// (serve's metrics).
+	apiTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
@@ -114,6 +118,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key), option.WithMaxRetries(apiRetries)}
 	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
 		clientOpts = append(clientOpts, option.WithBaseURL(base))
+	}
+	if c.apiTransport != nil {
+		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(nil)}))
 	}
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {

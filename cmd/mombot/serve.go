@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -51,6 +52,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
+	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), serveUsage)
@@ -74,6 +76,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// A server answers without memory until Redis answers, rather than
 	// not at all.
 	cfg.mem.startWithoutRedis = true
+	var m *metrics.Metrics
+	if *metricsListen != "" {
+		if sameAddr(*metricsListen, *listen) {
+			return usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
+		}
+		m = metrics.New()
+		cfg.mem.wrap = m.Store
+		cfg.apiTransport = m.Transport
+	}
 	a, mem, store, err := cfg.open(ctx, e)
 	if err != nil {
 		return err
@@ -114,15 +125,30 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	wcfg.Responder = whatsapp.ResponderFunc(func(ctx context.Context, in whatsapp.Inbound) (string, error) {
 		// Handle logs its failures and always returns a reply fit to
 		// send, kind when something went wrong.
-		reply, _ := a.Handle(ctx, assistant.Inbound{From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time})
+		start := time.Now()
+		reply, err := a.Handle(ctx, assistant.Inbound{From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time})
+		if m != nil {
+			m.Replied(time.Since(start), err)
+		}
 		return reply.Text, nil
 	})
+	if m != nil {
+		wcfg.Observer = m
+		m.InboxDepth(inboxSenders(wcfg.Inbox))
+	}
 	wcfg.Logger = e.log
 	build := currentBuild()
 	wcfg.Version = build.String()
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {
 		return err
+	}
+	if m != nil {
+		ms, err := startMetrics(e, m, *metricsListen)
+		if err != nil {
+			return err
+		}
+		defer ms.stop()
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
