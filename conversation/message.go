@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"unicode/utf8"
 )
 
 // Roles of a Messages API message.
@@ -80,7 +81,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // encode writes m's JSON object to b, with its extra keys in sorted order
 // after role and content if stored is set.
 func (m Message) encode(b *bytes.Buffer, stored bool) error {
-	if !json.Valid(m.Content) {
+	if !validJSON(m.Content) {
 		return fmt.Errorf("conversation: message content is not valid JSON")
 	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
@@ -109,7 +110,7 @@ func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...stri
 			continue
 		}
 		v := extra[k]
-		if !json.Valid(v) {
+		if !validJSON(v) {
 			return errors.New("extra " + k + " is not valid JSON")
 		}
 		b.WriteByte(',')
@@ -248,6 +249,9 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 		if len(val) == 0 || string(val) == "null" {
 			return nil
 		}
+		if fastField(val, dst) {
+			return nil
+		}
 		if err := json.Unmarshal(val, dst); err != nil && slices.Contains(types, b.Type) {
 			return fmt.Errorf("%s %q: %w", b.Type, name, err)
 		}
@@ -276,6 +280,76 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 		b.Source = &src
 	}
 	return b, nil
+}
+
+// fastField decodes val, a valid JSON value (white space around it
+// allowed), into dst as json.Unmarshal would, when that is simple: a string
+// in valid UTF-8 (json.Unmarshal would replace invalid bytes) without \u
+// escapes into a *string or **string, true or false into a *bool. It
+// reports whether it did.
+func fastField(val json.RawMessage, dst any) bool {
+	if val[0] == '"' {
+		if len(val) < 2 || val[len(val)-1] != '"' || !utf8.Valid(val) {
+			return false
+		}
+		s, ok := unescape(val[1 : len(val)-1])
+		if !ok {
+			return false
+		}
+		switch d := dst.(type) {
+		case *string:
+			*d = s
+			return true
+		case **string:
+			*d = &s
+			return true
+		}
+		return false
+	}
+	if d, ok := dst.(*bool); ok && (string(val) == "true" || string(val) == "false") {
+		*d = string(val) == "true"
+		return true
+	}
+	return false
+}
+
+// unescape returns the value of the inside of a valid JSON string, when
+// its escapes are only the one-letter ones (\n, \", ...); a \u escape
+// is left to encoding/json, which pairs surrogates and replaces the
+// unpaired ones.
+func unescape(in []byte) (string, bool) {
+	k := bytes.IndexByte(in, '\\')
+	if k < 0 {
+		return string(in), true
+	}
+	out := make([]byte, 0, len(in))
+	for k >= 0 {
+		out = append(out, in[:k]...)
+		if k+1 >= len(in) {
+			return "", false
+		}
+		var c byte
+		switch in[k+1] {
+		case '"', '\\', '/':
+			c = in[k+1]
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		default:
+			return "", false
+		}
+		out = append(out, c)
+		in = in[k+2:]
+		k = bytes.IndexByte(in, '\\')
+	}
+	return string(append(out, in...)), true
 }
 
 // IsString reports whether the content is a plain JSON string.

@@ -31,7 +31,7 @@ func DocumentPlaceholder(mediaType string) string {
 // valid JSON. Everything else is kept byte for byte.
 func Sanitize(m Message) (Message, error) {
 	content := compact(m.Content)
-	if !json.Valid(content) {
+	if !validJSON(content) {
 		return Message{}, errors.New("content is not valid JSON")
 	}
 	// Only image and document blocks are replaced: content that names
@@ -63,7 +63,7 @@ func cleanExtra(extra map[string]json.RawMessage, skip ...string) (map[string]js
 			continue
 		}
 		v = compact(v)
-		if !json.Valid(v) {
+		if !validJSON(v) {
 			return nil, fmt.Errorf("extra %q is not valid JSON", k)
 		}
 		if out == nil {

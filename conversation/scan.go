@@ -178,7 +178,7 @@ func skipString(b []byte, i int) (int, bool) {
 // json.Unmarshal into []json.RawMessage scans twice and copies. White space
 // around the elements is left out, as json.Unmarshal leaves it out.
 func splitArray(content []byte) ([]json.RawMessage, bool) {
-	if !json.Valid(content) {
+	if !validJSON(content) {
 		return nil, false
 	}
 	ws := func(i int) int {
@@ -231,6 +231,14 @@ func parseValidBlock(raw json.RawMessage) (Block, error) {
 		return ParseBlock(raw)
 	}
 	return blockFrom(f, raw)
+}
+
+// parseBlock is ParseBlock, through parseValidBlock when raw is valid JSON.
+func parseBlock(raw json.RawMessage) (Block, error) {
+	if validJSON(raw) {
+		return parseValidBlock(raw)
+	}
+	return ParseBlock(raw)
 }
 
 func scanBlockFields(raw []byte) (blockFields, bool) {

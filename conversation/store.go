@@ -30,6 +30,13 @@ type Turn struct {
 // content, in sorted order.
 func (t Turn) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	// One allocation for the usual turn: the contents, and room for
+	// each message's role and keys and the turn's.
+	size := 16
+	for _, m := range t.Messages {
+		size += len(m.Content) + len(m.Role) + 24
+	}
+	b.Grow(size)
 	b.WriteString(`{"messages":[`)
 	for i, m := range t.Messages {
 		if i > 0 {

@@ -64,7 +64,7 @@ func appendToolUseIDs(ids []string, m Message) []string {
 			return ids
 		}
 		if raw := c[i:end]; bytes.Contains(raw, []byte(`"tool_use"`)) {
-			if b, err := ParseBlock(raw); err == nil && b.Type == "tool_use" {
+			if b, err := parseBlock(raw); err == nil && b.Type == "tool_use" {
 				ids = append(ids, b.ID)
 			}
 		}

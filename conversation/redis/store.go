@@ -93,19 +93,19 @@ else
 		end
 		entries = rebuilt
 	end
-	if #ARGV >= 7 and cap ~= 1 then
-		local inuse = {}
+	if #ARGV >= 7 and cap ~= 1 and #entries > 0 then
 		local from = 1
 		if cap > 1 then
 			from = math.max(1, #entries - cap + 2)
 		end
-		for i = from, #entries do
-			for id in string.gmatch(string.gsub(entries[i], '^%S*', ''), '%x+') do
-				inuse[id] = true
-			end
-		end
+		-- The kept entries on lines of their own: an id is then a
+		-- space, its hex, and a space or a newline; a checksum starts
+		-- a line. Plain finds in one string make no garbage per id,
+		-- where splitting every entry into a table of ids cost Redis
+		-- more than the rest of the script.
+		local kept = '\n' .. table.concat(entries, '\n', from, #entries) .. '\n'
 		for i = 7, #ARGV do
-			if inuse[ARGV[i]] then
+			if string.find(kept, ' ' .. ARGV[i] .. ' ', 1, true) or string.find(kept, ' ' .. ARGV[i] .. '\n', 1, true) then
 				return ARGV[i]
 			end
 		end

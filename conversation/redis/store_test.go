@@ -772,3 +772,94 @@ func TestOlderVersionReadsElements(t *testing.T) {
 		}
 	}
 }
+
+// TestToolIDsMatchWhole: the append script refuses an id only when a kept
+// turn has that very id: not one that is part of a longer id, nor one whose
+// hex spells a kept turn's checksum; and it finds an id first, last or
+// alone among a turn's ids.
+func TestToolIDsMatchWhole(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	now := storetest.Start
+	two := conversation.Turn{Messages: []conversation.Message{
+		conversation.UserText("two calls"),
+		conversation.NewMessage(conversation.RoleAssistant,
+			[]byte(`{"type":"tool_use","id":"abc","name":"f","input":{}}`),
+			[]byte(`{"type":"tool_use","id":"xyz","name":"f","input":{}}`)),
+		conversation.NewMessage(conversation.RoleUser,
+			[]byte(`{"type":"tool_result","tool_use_id":"abc","content":"1"}`),
+			[]byte(`{"type":"tool_result","tool_use_id":"xyz","content":"2"}`)),
+		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("done")),
+	}}
+	if err := s.Append(ctx, phone, two, now, lim); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := rdb.LRange(ctx, prefix+"ids:"+phone, 0, -1).Result()
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("ids list = %q, %v", entries, err)
+	}
+	sum, _ := hex.DecodeString(strings.Fields(entries[0])[0])
+	for _, id := range []string{"ab", "bc", "xy", "yz", "abcxyz", string(sum)} {
+		if id == "" {
+			continue
+		}
+		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("q", id, "r", "ok")}, now, lim); err != nil {
+			t.Fatalf("id %q is no kept turn's: Append err = %v", id, err)
+		}
+		// Back to the one turn with abc and xyz.
+		if err := rdb.RPop(ctx, prefix+"turns:"+phone).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.RPop(ctx, prefix+"ids:"+phone).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"abc", "xyz"} {
+		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("q", id, "r", "ok")}, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+			t.Fatalf("id %q reused: Append err = %v, want ErrInvalidTurn", id, err)
+		}
+	}
+}
+
+// TestOlderVersionPushIntoFullConversation: an older version that pushes a
+// turn into a full conversation and trims the oldest leaves the turns list
+// as long as the ids list; the append script tells from the last turn's
+// checksum that the ids list is out of step, builds it again, and refuses
+// a reuse of the older version's tool id.
+func TestOlderVersionPushIntoFullConversation(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	rdb := rawClient(t)
+	ctx := context.Background()
+	const phone = "+14155551234"
+	key := prefix + "turns:" + phone
+	small := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
+	now := storetest.Start
+	for _, text := range []string{"a", "b", "c"} {
+		if err := s.Append(ctx, phone, turn(text, "ok"), now, small); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What an older version's save does: push the turn's JSON, without
+	// the header, and trim to the cap; it knows nothing of the ids list.
+	old, err := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.RPush(ctx, key, old).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.LTrim(ctx, key, -3, -1).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := rdb.LLen(ctx, prefix+"ids:"+phone).Result(); n != 3 {
+		t.Fatalf("ids list has %d entries, want 3 (as many as the turns)", n)
+	}
+	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
+	if err := s.Append(ctx, phone, again, now, small); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("the older version's tool id reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+}

@@ -23,6 +23,19 @@ const (
 		INSERT INTO turns (phone, seq, json, sum, tool_ids)
 		VALUES (?1, coalesce((SELECT max(seq) FROM turns WHERE phone = ?1), 0) + 1, ?2, ?3, ?4)`
 
+	// queryRecycleTurn turns the oldest row that the cap drops into the
+	// new turn, in place: the newest of those beyond the ?5 newest, given
+	// the next seq. Rewriting a row where it is costs a save fewer pages
+	// (so WAL frames) than inserting a row and deleting one: the row's
+	// page is written where it was, and no page goes to the free list and
+	// comes back. It changes no row when there are ?5 turns or fewer.
+	queryRecycleTurn = `
+		UPDATE turns SET
+			seq = (SELECT max(seq) FROM turns WHERE phone = ?1) + 1,
+			json = ?2, sum = ?3, tool_ids = ?4
+		WHERE phone = ?1 AND seq = (
+			SELECT seq FROM turns WHERE phone = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?5)`
+
 	queryInsertTurnAt = `INSERT INTO turns (phone, seq, json, sum, tool_ids) VALUES (?1, ?2, ?3, ?4, ?5)`
 
 	// queryToolIDs returns the tool_use ids of the newest ?2 turns (all

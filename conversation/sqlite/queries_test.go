@@ -26,6 +26,7 @@ func TestQueryPlans(t *testing.T) {
 		{"touch conversation", queryTouchConv, []any{"+1", 1}},
 		{"delete turns", queryDeleteTurns, []any{"+1"}},
 		{"insert turn", queryInsertTurn, []any{"+1", "{}", 1, "[]"}},
+		{"recycle turn", queryRecycleTurn, []any{"+1", "{}", 1, "[]", 9}},
 		{"insert turn at", queryInsertTurnAt, []any{"+1", 1, "{}", 1, "[]"}},
 		{"tool ids", queryToolIDs, []any{"+1", 9}},
 		{"cap turns", queryCapTurns, []any{"+1", 9}},

@@ -113,7 +113,7 @@ func Open(path string, opts *Options) (*Store, error) {
 
 	s := &Store{db: db, log: o.Logger, prepared: map[string]*sql.Stmt{}, write: make(chan struct{}, 1)}
 	for _, q := range []string{queryLoad, queryLastActive, queryInsertConv, queryDeleteTurns,
-		queryTouchConv, queryInsertTurn, queryCapTurns, queryToolIDs} {
+		queryTouchConv, queryInsertTurn, queryRecycleTurn, queryCapTurns, queryToolIDs} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()

@@ -130,6 +130,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	defer tx.Rollback()
 
 	var last int64
+	goesOn := false // the conversation has turns that may stay
 	err = s.stmt(ctx, tx, queryLastActive).QueryRowContext(ctx, phone).Scan(&last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -145,6 +146,8 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 			}
 		} else if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
 			return err
+		} else {
+			goesOn = true
 		}
 		_, err = s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano())
 	}
@@ -152,8 +155,22 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 		return err
 	}
 
-	if _, err := s.stmt(ctx, tx, queryInsertTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids); err != nil {
-		return err
+	// A full conversation's oldest row that the cap drops becomes the
+	// new turn; otherwise the turn is a new row.
+	recycled := int64(0)
+	if goesOn && lim.MaxTurns > 0 {
+		res, err := s.stmt(ctx, tx, queryRecycleTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids, lim.MaxTurns-1)
+		if err != nil {
+			return err
+		}
+		if recycled, err = res.RowsAffected(); err != nil {
+			return err
+		}
+	}
+	if recycled == 0 {
+		if _, err := s.stmt(ctx, tx, queryInsertTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids); err != nil {
+			return err
+		}
 	}
 	if lim.MaxTurns > 0 {
 		if _, err := s.stmt(ctx, tx, queryCapTurns).ExecContext(ctx, phone, lim.MaxTurns-1); err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +233,61 @@ func TestToolIDsOfOldRowsChecked(t *testing.T) {
 	c, err := s.Load(ctx, phone)
 	if err != nil || len(c.Turns) != 2 {
 		t.Fatalf("Load = %d turns, %v; want the 2 stored", len(c.Turns), err)
+	}
+}
+
+// TestFullConversationRecyclesRow: a save into a full conversation rewrites
+// the row of the turn the cap drops, so the phone keeps the same rows (and
+// pages), and the history reads as if a row were added and the oldest
+// deleted; a conversation under the cap gets a new row.
+func TestFullConversationRecyclesRow(t *testing.T) {
+	s, path := open(t, nil)
+	db := rawDB(t, path)
+	ctx := context.Background()
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
+	now := storetest.Start
+	rowids := func() []int64 {
+		t.Helper()
+		rows, err := db.Query(`SELECT rowid FROM turns WHERE phone = '+1' ORDER BY rowid`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	texts := []string{"a", "b", "c", "d", "e"}
+	var full []int64
+	for i, text := range texts {
+		if err := s.Append(ctx, "+1", turn(text, "ok"), now, lim); err != nil {
+			t.Fatal(err)
+		}
+		got := rowids()
+		switch {
+		case i < 3 && len(got) != i+1:
+			t.Fatalf("after %d saves, rows %v, want %d", i+1, got, i+1)
+		case i == 2:
+			full = got
+		case i > 2 && !slices.Equal(got, full):
+			t.Fatalf("save %d into a full conversation: rows %v, want the same rows %v", i+1, got, full)
+		}
+	}
+	c, err := s.Load(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tr := range c.Turns {
+		got = append(got, tr.Messages[0].Text())
+	}
+	if strings.Join(got, ",") != "c,d,e" {
+		t.Fatalf("history %q, want c,d,e", got)
 	}
 }
