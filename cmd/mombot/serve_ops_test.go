@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -20,8 +21,11 @@ import (
 
 func TestServeJSONLogsAndHealthcheck(t *testing.T) {
 	vars := serveVars(t)
-	vars["WHATSAPP_APP_SECRET"] = "serve-ops-app-secret"
+	vars["WHATSAPP_APP_SECRET"] = e2eAppSecret
 	vars["MOMBOT_LOG_FORMAT"] = "json"
+	// At debug, every line the server has is written, so that all of
+	// them are checked for secrets and numbers.
+	vars["MOMBOT_LOG_LEVEL"] = "debug"
 	logs := &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -57,6 +61,19 @@ func TestServeJSONLogsAndHealthcheck(t *testing.T) {
 		t.Errorf("the start-up line does not show the build: %v", serving["build"])
 	}
 	addr, _ := serving["addr"].(string)
+
+	// A message from the family, answered, so that the log has the lines
+	// of a message's life to check.
+	p := &servedProc{t: t, URL: "http://" + addr}
+	if code := p.deliver(webhookPayload(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.ops.%d", time.Now().UnixNano()), Text: "hello"})); code != 200 {
+		t.Fatalf("delivery: %d", code)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(logs.String(), `"msg":"whatsapp: message answered"`); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the message was not answered:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"mombot", "healthcheck", "--listen", addr}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
@@ -97,7 +114,7 @@ func checkJSONLogs(t *testing.T, logs string, vars map[string]string) {
 	if n == 0 {
 		t.Error("no log lines")
 	}
-	for _, secret := range []string{vars["WHATSAPP_APP_SECRET"], vars["WHATSAPP_ACCESS_TOKEN"], vars["WHATSAPP_VERIFY_TOKEN"], vars["ANTHROPIC_API_KEY"], "14155551234"} {
+	for _, secret := range []string{vars["WHATSAPP_APP_SECRET"], vars["WHATSAPP_ACCESS_TOKEN"], vars["WHATSAPP_VERIFY_TOKEN"], vars["ANTHROPIC_API_KEY"], erinWaID, "4155551234"} {
 		if secret != "" && strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q:\n%s", secret, logs)
 		}
