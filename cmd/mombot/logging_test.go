@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/assistant/anthropictest"
 )
 
 func TestLogSettings(t *testing.T) {
@@ -80,5 +82,27 @@ func TestRedisLogsGoThroughSlog(t *testing.T) {
 	}
 	if line["level"] != "WARN" || line["msg"] != "go-redis: connection pool: failed to dial" {
 		t.Errorf("go-redis's line: %v", line)
+	}
+}
+
+// ask prints the reply with nothing before it on stderr by default (the
+// assistant's "message handled" line is INFO); MOMBOT_LOG_LEVEL=info
+// brings the INFO lines back.
+func TestAskLogsAtWarnByDefault(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Tacos again."))
+	out, stderr, err := a.run("ask", "--from", "+14155551234", "what's for dinner?")
+	if err != nil || out != "Tacos.\n" {
+		t.Fatalf("ask: %q, %v", out, err)
+	}
+	if stderr != "" {
+		t.Errorf("ask wrote to stderr at the default level:\n%s", stderr)
+	}
+	a.vars["MOMBOT_LOG_LEVEL"] = "info"
+	if _, stderr, err = a.run("ask", "--from", "+14155551234", "and tomorrow?"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "level=INFO") {
+		t.Errorf("ask at MOMBOT_LOG_LEVEL=info logged no INFO line:\n%s", stderr)
 	}
 }
