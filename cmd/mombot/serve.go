@@ -137,18 +137,20 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		m.InboxDepth(inboxSenders(wcfg.Inbox))
 	}
 	wcfg.Logger = e.log
-	build := currentBuild()
-	wcfg.Version = build.String()
-	wa, err := whatsapp.New(wcfg)
-	if err != nil {
-		return err
-	}
+	// The metrics address is taken before the server starts its work, so
+	// that a busy port stops serve before anything is answered.
 	if m != nil {
 		ms, err := startMetrics(e, m, *metricsListen)
 		if err != nil {
 			return err
 		}
 		defer ms.stop()
+	}
+	build := currentBuild()
+	wcfg.Version = build.String()
+	wa, err := whatsapp.New(wcfg)
+	if err != nil {
+		return err
 	}
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -142,5 +143,23 @@ func TestServeRefusesMetricsOnTheWebhookAddress(t *testing.T) {
 		if code := exitCode(err, &stderr); code != 2 || !strings.Contains(err.Error(), "metrics-listen") {
 			t.Errorf("--listen %s --metrics-listen %s: exit %d (%v), want 2 and the reason", pair[0], pair[1], code, err)
 		}
+	}
+}
+
+func TestServeStopsWhenTheMetricsAddressIsBusy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	vars := serveVars(t)
+	vars["WHATSAPP_APP_SECRET"] = "s"
+	var stderr strings.Builder
+	err = run(t.Context(), []string{"mombot", "serve", "--listen", "127.0.0.1:0", "--metrics-listen", ln.Addr().String()}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "metrics") {
+		t.Errorf("serve with its metrics address taken: %v, want an error that names the metrics", err)
+	}
+	if strings.Contains(stderr.String(), "mombot: serving") {
+		t.Errorf("serve started serving without its metrics:\n%s", stderr.String())
 	}
 }
