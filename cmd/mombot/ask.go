@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -120,7 +121,12 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		clientOpts = append(clientOpts, option.WithBaseURL(base))
 	}
 	if c.apiTransport != nil {
-		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(nil)}))
+		// The SDK's own client, replaced here, bounds the wait for
+		// response headers to 10 minutes (requestconfig.DefaultHTTPClient);
+		// the wrapped one keeps that bound.
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.ResponseHeaderTimeout = 10 * time.Minute
+		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(base)}))
 	}
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
