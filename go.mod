@@ -7,6 +7,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/term v0.47.0
 	modernc.org/sqlite v1.61.1
 )
 

@@ -61,6 +61,10 @@ var (
 	// ErrPartial marks a failure after part of the work (a tool round)
 	// was done: the sentence for the cause says so too.
 	ErrPartial = errors.New("failed partway through")
+	// ErrNotSaved: the turn could not be saved (a full disk, a store
+	// that is down), so the next message will not remember it, although
+	// what its tools did (a list changed) is done.
+	ErrNotSaved = errors.New("the conversation could not be saved")
 )
 
 // The sentences. They are short, kind, and say nothing about the
@@ -80,6 +84,7 @@ const (
 	PromptTooLong = "Sorry, that's more than I can read at once. Could you send it in shorter parts?"
 	Partial       = "Sorry, I lost my connection partway through. Some of it may already be done; ask me again and I'll pick up from there."
 	Internal      = "Sorry, something went wrong on my side. Please try again in a moment."
+	NotSaved      = "(I couldn't save our conversation just now, so I may not remember this next time. What I did for you above is done.)"
 
 	// partialNote follows the sentence of a failure that is not a lost
 	// connection when part of the work was done.
@@ -160,6 +165,8 @@ func sentence(err error) string {
 		return Timeout
 	case errors.Is(err, ErrUnavailable):
 		return Unavailable
+	case errors.Is(err, ErrNotSaved):
+		return NotSaved
 	}
 	return Internal
 }

@@ -67,6 +67,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Ledger records each message's usage, per person and day; nil means
+	// the memory's store, when it keeps a ledger (every store of package
+	// conversation's sub-packages does). Recording never changes what is
+	// sent to the API, and a failure to record is logged, not returned.
+	Ledger conversation.UsageLedger
 
 	// FallbackModel is tried once for a message when Model is overloaded
 	// (529), keeps failing with 5xx, does not answer in time, or refuses;
@@ -130,6 +135,7 @@ type Assistant struct {
 	family  map[string]Person
 	loc     *time.Location
 	tools   *Registry
+	ledger  conversation.UsageLedger // nil: none
 	locker  delivery.Locker
 	log     *slog.Logger
 	now     func() time.Time
@@ -206,6 +212,9 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Ledger == nil {
+		o.Ledger, _ = mem.Store().(conversation.UsageLedger)
+	}
 	family := make(map[string]Person, len(o.Family))
 	for phone, p := range o.Family {
 		if err := conversation.CheckPhone(phone); err != nil {
@@ -216,7 +225,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	a := &Assistant{
 		client: client, mem: mem, model: o.Model, maxTok: o.MaxTokens,
 		maxIter: o.MaxToolIterations, family: family, loc: o.Location,
-		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now,
+		tools: o.Tools, locker: o.Locker, log: o.Logger, now: o.Now, ledger: o.Ledger,
 		reqTimeout: o.RequestTimeout, msgTimeout: o.MessageTimeout,
 	}
 	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
@@ -321,7 +330,9 @@ func (a *Assistant) configured(phone string) Person {
 // The turn is saved on every path that made an API call and got at least
 // one tool round or a final answer; a message refused before the API, an
 // API failure before any tool ran, or a refusal by the model stores
-// nothing.
+// nothing. The usage of every call that returned a message is added to the
+// usage ledger (see [Options].Ledger) on every path, failures and refusals
+// included, except for the system sender.
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	start := a.now()
 	log := a.log.With("phone", phone.Mask(in.From))
@@ -386,6 +397,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 
 	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, log: log}
 	reply, err := t.run(ctx)
+	t.recordUsage(ctx)
 	log.Info("assistant: message handled",
 		"history_messages", len(t.history),
 		"window_turns", len(win.sent()),
@@ -396,6 +408,7 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		"input_tokens", t.usage.InputTokens,
 		"output_tokens", t.usage.OutputTokens,
 		"cache_creation_input_tokens", t.usage.CacheCreationInputTokens,
+		"cache_creation_1h_input_tokens", t.usage.CacheCreation.Ephemeral1hInputTokens,
 		"cache_read_input_tokens", t.usage.CacheReadInputTokens,
 		"stored", t.stored,
 		"outcome", t.outcome,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
@@ -76,4 +77,46 @@ func TestStoreDownAnswersWithoutMemory(t *testing.T) {
 		t.Fatalf("after the store came back the request has %d messages, want 3 (the first turn, then this one)", n)
 	}
 	checkLog(t, logs.String())
+}
+
+// When a tool ran (a list changed) and then the turn cannot be saved, the
+// person is told that this conversation was not saved, after the answer;
+// without a tool round the answer goes alone, as above.
+func TestNotSavedAfterToolRound(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		then  anthropictest.Response
+		reply string
+	}{
+		{"answer", anthropictest.Text("Milk is on the list."), "Milk is on the list.\n\n" + apology.NotSaved},
+		{"API failure", anthropictest.Overloaded(), apology.Overloaded + " Some of what you asked may already be done; ask me what's left.\n\n" + apology.NotSaved},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := anthropictest.NewServer(t)
+			store := &flakyStore{Store: memstore.New()}
+			mem, _ := conversation.New(store, nil)
+			// The disk fills while the tool runs.
+			tool := funcTool{name: "add_item", run: func(context.Context, assistant.Call) (string, error) {
+				store.down.Store(true)
+				return "added", nil
+			}}
+			reg, err := assistant.NewRegistry(tool)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs syncBuffer
+			a, err := assistant.New(srv.Client(), mem, &assistant.Options{Tools: reg, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Enqueue(anthropictest.ToolUse("", anthropictest.Call{Name: "add_item", Input: map[string]string{"item": "milk"}}), tt.then)
+			r, err := a.Handle(context.Background(), assistant.Inbound{From: erin, Text: "add milk"})
+			if r.Text != tt.reply {
+				t.Errorf("reply = %q, want %q", r.Text, tt.reply)
+			}
+			if !errors.Is(err, apology.ErrNotSaved) || !errors.Is(err, errDown) {
+				t.Errorf("err = %v, want ErrNotSaved wrapping the store's error", err)
+			}
+		})
+	}
 }

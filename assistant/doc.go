@@ -62,6 +62,15 @@
 // or refuses is tried once on the fallback; [Reply].Model, the log and the
 // stored turn's "model" key say which model answered.
 //
+// # Usage
+//
+// What each message was billed (every call that returned a message, also
+// when a later call failed) is added to the usage ledger of the memory's
+// store ([conversation.UsageLedger], or [Options].Ledger), per person and
+// UTC day, so that it outlives the turns; the cache writes are split by
+// lifetime, 5 minutes or 1 hour, as the API reports them. Recording changes
+// nothing that is sent, and a failure to record is logged, not returned.
+//
 // # Order
 //
 // Messages from one sender are handled one at a time, in arrival order,

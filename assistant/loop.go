@@ -391,7 +391,9 @@ func (t *turn) failed(ctx context.Context, err error) (Reply, error) {
 	}
 	err = fmt.Errorf("assistant: handle: %w: %w", apology.ErrPartial, err)
 	if serr := t.save(ctx); serr != nil {
-		return Reply{Text: ErrorMessage(err)}, errors.Join(err, serr)
+		// A tool ran, so something may have changed that the next message
+		// will not know of: say so.
+		return Reply{Text: ErrorMessage(err) + "\n\n" + ErrorMessage(serr)}, errors.Join(err, serr)
 	}
 	return Reply{Text: ErrorMessage(err)}, err
 }
@@ -400,7 +402,11 @@ func (t *turn) failed(ctx context.Context, err error) (Reply, error) {
 func (t *turn) finish(ctx context.Context, text string) (Reply, error) {
 	if err := t.save(ctx); err != nil {
 		// The person still gets the answer; the next message will not
-		// remember it.
+		// remember it. After a tool round something may have changed (a
+		// list) that the next message will not know of: say so.
+		if t.rounds > 0 {
+			return Reply{Text: text + "\n\n" + ErrorMessage(err)}, err
+		}
 		return Reply{Text: text}, err
 	}
 	return Reply{Text: text}, nil
@@ -441,7 +447,7 @@ func (t *turn) save(ctx context.Context) error {
 	turn := conversation.Turn{Messages: t.storable(), Extra: extra}
 	if err := t.a.mem.Save(ctx, t.in.From, turn); err != nil {
 		t.log.Error("assistant: save turn", "err", err)
-		return fmt.Errorf("assistant: handle: %w", err)
+		return fmt.Errorf("assistant: handle: %w: %w", apology.ErrNotSaved, err)
 	}
 	t.stored = true
 	return nil

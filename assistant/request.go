@@ -177,13 +177,53 @@ func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Messa
 
 // Usage is the token usage of the API calls made for one message, the sum
 // of each response's usage. It is stored on the turn as its "usage" key.
+//
+// The API reports the tokens written to the prompt cache in total
+// (cache_creation_input_tokens) and by lifetime (cache_creation:
+// ephemeral_5m_input_tokens, ephemeral_1h_input_tokens), since the two
+// lifetimes are billed differently (see the Messages API's usage object,
+// and anthropic.Usage and anthropic.CacheCreation in the SDK). Usage keeps
+// both; the split is stored under "cache_creation" as the API writes it,
+// next to the keys stored before it existed, which keep their names. A
+// response or a stored turn without the split (written before it existed,
+// or by a stand-in that leaves it out) counts all its cache writes as
+// 5-minute ones, the lifetime of a breakpoint that names none.
 type Usage struct {
 	InputTokens              int64 `json:"input_tokens"`
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	// CacheCreation splits CacheCreationInputTokens by cache lifetime.
+	CacheCreation CacheCreation `json:"cache_creation"`
 	// Calls is the number of API calls that returned a message.
 	Calls int `json:"api_calls"`
+}
+
+// CacheCreation is the tokens written to the prompt cache, by the lifetime
+// of the entry written.
+type CacheCreation struct {
+	Ephemeral5mInputTokens int64 `json:"ephemeral_5m_input_tokens"`
+	Ephemeral1hInputTokens int64 `json:"ephemeral_1h_input_tokens"`
+}
+
+// UnmarshalJSON reads a usage object of a response or of a stored turn.
+// Without "cache_creation" every cache write counts as a 5-minute one.
+func (u *Usage) UnmarshalJSON(data []byte) error {
+	type plain Usage // without this method
+	var v struct {
+		plain
+		CacheCreation *CacheCreation `json:"cache_creation"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*u = Usage(v.plain)
+	if v.CacheCreation != nil {
+		u.CacheCreation = *v.CacheCreation
+	} else {
+		u.CacheCreation = CacheCreation{Ephemeral5mInputTokens: u.CacheCreationInputTokens}
+	}
+	return nil
 }
 
 func (u *Usage) add(o Usage) {
@@ -191,6 +231,8 @@ func (u *Usage) add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.CacheCreationInputTokens += o.CacheCreationInputTokens
 	u.CacheReadInputTokens += o.CacheReadInputTokens
+	u.CacheCreation.Ephemeral5mInputTokens += o.CacheCreation.Ephemeral5mInputTokens
+	u.CacheCreation.Ephemeral1hInputTokens += o.CacheCreation.Ephemeral1hInputTokens
 	u.Calls += o.Calls
 }
 

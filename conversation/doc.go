@@ -18,6 +18,10 @@
 // run the conformance suite in package storetest; storeurl opens one from
 // its URL, and migrate copies conversations from one to another.
 //
+// Every store also keeps a [UsageLedger]: what each person's messages cost,
+// per UTC day, apart from the conversations, so that it outlives them (the
+// turn cap, [Memory.Clear], expiry and sweeps leave it alone).
+//
 // A conversation's key is its phone number in E.164 form (package phone);
 // [Memory.Key] finds a number's conversation however the number is
 // written. [WriteTranscript] and [MarshalMessages] print a history for a

@@ -221,6 +221,7 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 // Clear deletes phone's conversation. It returns an error wrapping
 // [ErrNotFound] if there was none, which callers that only want it gone may
 // ignore.
+// The store's usage ledger ([UsageLedger]) keeps phone's usage.
 func (m *Memory) Clear(ctx context.Context, phone string) error {
 	if err := CheckPhone(phone); err != nil {
 		return err

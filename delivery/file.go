@@ -86,6 +86,18 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 		o.Logger = slog.Default()
 	}
 	f := &File{path: path, now: o.Now, queues: map[string][]json.RawMessage{}, handled: map[string]time.Time{}}
+	// This process is the file's only writer (see File), so the temporary
+	// files of a save killed mid-write are leftovers: remove them.
+	for _, p := range []string{path, o.Handled} {
+		if p == "" {
+			continue
+		}
+		if n, err := atomicfile.RemoveTemps(p); err != nil {
+			return nil, fmt.Errorf("delivery: open inbox file: remove temporary files: %w", err)
+		} else if n > 0 {
+			o.Logger.Info("delivery: removed temporary files left by interrupted saves", "path", p, "count", n)
+		}
+	}
 	var data fileJSON
 	if err := readJSON(path, &data, o); err != nil {
 		return nil, fmt.Errorf("delivery: open inbox file: %w", err)

@@ -208,3 +208,54 @@ func TestFileUpgrade(t *testing.T) {
 		t.Errorf("after the old file went: %v, want ErrDuplicate", err)
 	}
 }
+
+// TestFileRemovesTemps checks that OpenFile removes the temporary files
+// that a save killed mid-write left beside the inbox and beside the older
+// file of handled ids, and keeps the inbox's messages.
+func TestFileRemovesTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "inbox.json")
+	seen := filepath.Join(dir, "whatsapp-seen.json")
+	f := openFile(t, path, nil)
+	deliverytest.Push(t, f, deliverytest.Msg("+1", "x"))
+	leftovers := []string{
+		filepath.Join(dir, ".inbox.json.tmp-99"),
+		filepath.Join(dir, ".whatsapp-seen.json.tmp-7"),
+	}
+	for _, p := range leftovers {
+		if err := os.WriteFile(p, []byte(`{"queues":`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: quiet, Handled: seen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range leftovers {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if got := deliverytest.Keys(t, g); !slices.Equal(got, []string{"+1"}) {
+		t.Errorf("Keys = %q, want [+1]", got)
+	}
+}
+
+// TestFileEmpty checks that a 0-byte inbox file is damaged like any other
+// that does not parse: moved aside and logged, not silently taken as empty.
+func TestFileEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inbox.json")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	if _, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 1 {
+		t.Errorf("a 0-byte inbox was not moved aside: %v", aside)
+	}
+	if !strings.Contains(logs.String(), "inbox file is damaged") {
+		t.Errorf("the 0-byte file was not logged: %s", logs.String())
+	}
+}

@@ -76,6 +76,17 @@ func Open(path string, now func() time.Time) (*Store, error) {
 		return nil, fmt.Errorf("lists: open: %s is not a folder", filepath.Dir(path))
 	}
 	s := &Store{path: path, now: now}
+	// A save killed mid-write leaves its temporary file behind; remove
+	// those under the lock, which every writer holds while it writes.
+	unlock, err := lockPath(context.Background(), path+".lock")
+	if err != nil {
+		return nil, fmt.Errorf("lists: open: %w", err)
+	}
+	_, err = atomicfile.RemoveTemps(path)
+	unlock()
+	if err != nil {
+		return nil, fmt.Errorf("lists: open: remove temporary files: %w", err)
+	}
 	if _, err := s.read(); err != nil {
 		return nil, fmt.Errorf("lists: open: %w", err)
 	}

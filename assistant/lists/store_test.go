@@ -128,3 +128,40 @@ func TestOpenBadFile(t *testing.T) {
 		t.Error("opened a list under a file")
 	}
 }
+
+// TestOpenRemovesTemps checks that the temporary file of a save killed
+// mid-write is removed when the lists are opened, and the lists kept.
+func TestOpenRemovesTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "lists.json")
+	if err := os.WriteFile(path, []byte(`{"lists":{"grocery":[{"text":"milk","added_at":"2026-01-02T03:04:05Z"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(dir, ".lists.json.tmp-1234")
+	if err := os.WriteFile(leftover, []byte(`{"lists":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := lists.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); err == nil {
+		t.Error("the leftover temporary file is still there")
+	}
+	items, err := s.Items("grocery")
+	if err != nil || texts(items) != "[milk]" {
+		t.Errorf("Items = %v, %v; want [milk]", texts(items), err)
+	}
+}
+
+// TestOpenEmptyFile checks that a 0-byte lists file is an unparsable file
+// like any other, not silently an empty set of lists.
+func TestOpenEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lists.json")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lists.Open(path, nil); err == nil {
+		t.Error("opened a 0-byte lists file as if it were empty lists")
+	}
+}

@@ -146,6 +146,9 @@ const apiRetries = 2
 
 const askUsage = `Usage: mombot ask --from PHONE [--image FILE] [flags] MESSAGE
 
+Flags may come before or after the message; after "--" everything is the
+message.
+
 Sends MESSAGE to the assistant as the family member with that phone, with
 their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
 required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
@@ -162,13 +165,18 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(fs.Output(), askUsage)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, e, args); err != nil {
+	// Flags may come anywhere: ask "hi" --from X as well as ask --from X "hi".
+	words, err := parseInterleaved(fs, e, args)
+	if err != nil {
 		return err
 	}
 	if err := cfg.checkFrom(); err != nil {
 		return err
 	}
-	in := assistant.Inbound{From: cfg.from, Text: strings.Join(fs.Args(), " ")}
+	in := assistant.Inbound{From: cfg.from, Text: strings.Join(words, " ")}
+	if strings.TrimSpace(in.Text) == "" && *imagePath == "" {
+		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image FILE)")
+	}
 	if *imagePath != "" {
 		img, err := os.ReadFile(*imagePath)
 		if err != nil {

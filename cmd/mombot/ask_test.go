@@ -169,6 +169,44 @@ func TestChat(t *testing.T) {
 	}
 }
 
+// chat answers /help itself and refuses a mistyped /command with a
+// suggestion, sending neither to Claude; a path-like line, or one escaped
+// with //, is a message.
+func TestChatCommands(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("It is a file."), anthropictest.Text("A slash."))
+	a.stdin = "/help\n/hsitory\n/etc/hosts, what is it?\n//slash\n"
+	out, _, err := a.run("chat", "--from", "+14155551234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"/history   show this conversation", `unknown command /hsitory (did you mean "/history"?)`, "It is a file.", "A slash."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	reqs := a.srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2: /help and /hsitory must not reach Claude", len(reqs))
+	}
+	if last := string(reqs[1].Params.Messages[len(reqs[1].Params.Messages)-1]); !strings.Contains(last, "]: /slash") {
+		t.Errorf("//slash sent %s, want the message /slash", last)
+	}
+}
+
+// Flags may follow the message, as in history.
+func TestAskFlagsAfterMessage(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Tacos."))
+	out, _, err := a.run("ask", "what's", "for", "dinner?", "--from", "+14155551234")
+	if err != nil || out != "Tacos.\n" {
+		t.Fatalf("ask MESSAGE --from: %q, %v", out, err)
+	}
+	if last := string(a.srv.Requests()[0].Params.Messages[0]); !strings.Contains(last, "what's for dinner?") {
+		t.Errorf("sent %s", last)
+	}
+}
+
 // --from is normalised like WhatsApp's senders and the family's numbers, so
 // every way of writing Erin's number reaches her conversation and her name.
 func TestAskFromNormalised(t *testing.T) {

@@ -44,6 +44,9 @@ type fileConfig struct {
 	Window   windowConfig `json:"window"`
 	CacheTTL string       `json:"cache_ttl"`
 
+	// Prices are what mombot usage estimates the cost with (usage.go).
+	Prices *priceConfig `json:"prices"`
+
 	dir string // the configuration file's folder
 }
 
@@ -83,7 +86,10 @@ func loadConfig(path string) (*fileConfig, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %w", decodeConfigError(path, data, dec.InputOffset(), err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("config %s: more after the configuration's closing }", position(path, data, dec.InputOffset()))
 	}
 	c.dir = filepath.Dir(path)
 	if _, err := c.location(c.Timezone); err != nil {
@@ -122,6 +128,9 @@ func loadConfig(path string) (*fileConfig, error) {
 		if d <= 0 {
 			return nil, fmt.Errorf("config %s: whatsapp.max_age must be a positive duration such as \"24h\", got %q", path, c.WhatsApp.MaxAge)
 		}
+	}
+	if _, err := c.Prices.resolve(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return &c, nil
 }

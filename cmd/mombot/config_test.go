@@ -60,17 +60,17 @@ func TestLoadConfigErrors(t *testing.T) {
 		`{"family": {"+1 555 123": {"name": "x"}}}`:                                     "fewer than 8 digits",
 		`{"family": {"+14155551234": {"name": "a"}, "+1 415 555 1234": {"name": "b"}}}`: "listed twice",
 		`{"timezone": "Mars/Olympus"}`:                                                  "timezone",
-		`{"famly": {}}`:                                                                 `unknown field "famly"`,
+		`{"famly": {}}`:                                                                 `.json:1:2: unknown key "famly"`,
 		`{"whatsapp": {"max_age": "a day"}}`:                                            "max_age",
 		`{"whatsapp": {"max_age": "0"}}`:                                                `whatsapp.max_age must be a positive duration such as "24h", got "0"`,
 		`{"whatsapp": {"max_age": "0s"}}`:                                               "must be a positive duration",
 		`{"whatsapp": {"max_age": "-1h"}}`:                                              `got "-1h"`,
-		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    "cannot unmarshal",
+		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    ":1:55: family.timezone: want a string, got a number",
 		`{"request_timeout": "soon"}`:                                                   "request_timeout",
 		`{"request_timeout": "0s"}`:                                                     `request_timeout must be a positive duration such as "30s", got "0s"`,
 		`{"request_timeout": "-2s"}`:                                                    "must be a positive duration",
-		`{"request_timeout": 2}`:                                                        "cannot unmarshal",
-		`{"fallback": "claude-haiku-4-5"}`:                                              `unknown field "fallback"`,
+		`{"request_timeout": 2}`:                                                        ":1:21: request_timeout: want a string, got a number",
+		`{"fallback": "claude-haiku-4-5"}`:                                              `unknown key "fallback"`,
 	}
 	for body, want := range tests {
 		_, err := loadConfig(writeConfig(t, body))
@@ -82,5 +82,35 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("a named configuration file that is missing was accepted")
+	}
+}
+
+// TestConfigErrorWords: a configuration error names the file, line and
+// column and the key as the file writes it, and the kinds of value in
+// JSON's words; never a Go type or field name.
+func TestConfigErrorWords(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"{\n  \"model\": \"claude\",\n  \"family\": {},\n  \"max_tokens\": \"lots\"\n}", ":4:17: max_tokens: want a whole number, got a string"},
+		{"{\n  \"max_tokens\": 1.5\n}", ":2:17: max_tokens: want a whole number, got 1.5"},
+		{"{\"window\": {\"max_turns\": true}}", ":1:26: window.max_turns: want a whole number, got true or false"},
+		{"{\"family\": []}", ":1:12: family: want an object, got a list"},
+		{"{\n  \"model\": \"x\",\n}", ":3:1: invalid character '}' looking for beginning of object key string"},
+		{"{\n  \"model\": \"x\"", ":2:15: the file ends before the configuration does"},
+		{"{\n  \"modle\": \"x\"\n}", ":2:3: unknown key \"modle\""},
+		{"{\"model\": \"é\", \"x\": 1}", ":1:16: unknown key \"x\""},
+		{"{} {}", ":1:4: more after the configuration's closing }"},
+	}
+	for _, tt := range tests {
+		path := writeConfig(t, tt.body)
+		_, err := loadConfig(path)
+		if err == nil || !strings.Contains(err.Error(), path+tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.body, err, path+tt.want)
+			continue
+		}
+		for _, goWord := range []string{"Go ", "fileConfig", "int", "unmarshal", "json:"} {
+			if strings.Contains(strings.ReplaceAll(err.Error(), path, ""), goWord) {
+				t.Errorf("%q: err = %v says %q", tt.body, err, goWord)
+			}
+		}
 	}
 }

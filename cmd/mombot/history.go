@@ -19,7 +19,7 @@ import (
 const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
   mombot history show [--json] PHONE     a readable transcript, or (--json) the messages exactly as sent to Claude
-  mombot history clear PHONE             forget a person's conversation
+  mombot history clear PHONE             forget a person's conversation (their usage stays: mombot usage)
   mombot history migrate --from URL --to URL [--force]
                                          copy every live conversation to another store
 
@@ -54,7 +54,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	n, ok := want[sub]
 	switch {
 	case !ok:
-		return usagef("history: unknown sub-command %q; use list, show or clear", sub)
+		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, didYouMean(sub, []string{"list", "show", "clear", "migrate"}))
 	case len(rest) > n && n == 0:
 		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
 	case len(rest) > n:
@@ -62,6 +62,9 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	case len(rest) < n:
 		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
+	// list and show only look: they create no file, not even a lock, and
+	// report a damaged file instead of moving it aside.
+	cfg.readOnly = sub != "clear"
 	mem, store, err := openForHistory(ctx, e, &cfg)
 	var nf noStoreFileError
 	if errors.As(err, &nf) && nf.defaulted && sub == "list" {
@@ -194,7 +197,7 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if expired {
 		state = "expired: the next message starts a new conversation"
 	}
-	fmt.Fprintf(w, "Conversation with %s: %d turns, last active %s (%s)\n", phone, len(c.Turns),
+	fmt.Fprintf(w, "Conversation with %s: %s, last active %s (%s)\n", phone, plural(len(c.Turns), "turn", "turns"),
 		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
@@ -203,13 +206,22 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	return nil
 }
 
-// formatLastActive writes a last activity in local time; a store that could
-// not read one reports the zero time.
+// formatLastActive writes a last activity in local time with its zone, so
+// that a server in UTC and a laptop elsewhere are not misread; a store
+// that could not read one reports the zero time.
 func formatLastActive(t time.Time) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	return t.Local().Format(time.DateTime)
+	return t.Local().Format("2006-01-02 15:04:05 MST")
+}
+
+// plural writes n with the singular or plural noun: "1 turn", "2 turns".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {

@@ -142,7 +142,14 @@ func TestHistoryBadInput(t *testing.T) {
 		want string
 	}{
 		{"no command", vars, nil, 2, "no command given"},
-		{"unknown command", vars, []string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{"unknown command", vars, []string{"frobnicate"}, 2, `unknown command "frobnicate"; run "mombot help"`},
+		{"mistyped command", vars, []string{"sevre"}, 2, `unknown command "sevre" (did you mean "serve"?)`},
+		{"help for a mistyped command", vars, []string{"help", "histroy"}, 2, `unknown command "histroy" (did you mean "history"?)`},
+		{"mistyped sub-command", vars, []string{"history", "lsit"}, 2, `unknown sub-command "lsit" (did you mean "list"?)`},
+		{"ask without a message", vars, []string{"ask", "--from", "+14155551234"}, 2, "ask: give the message to send"},
+		{"ask with a blank message", vars, []string{"ask", "--from", "+14155551234", " "}, 2, "ask: give the message to send"},
+		{"ask with --from after the message", vars, []string{"ask", "hi", "--from"}, 2, "flag needs an argument: -from"},
+		{"file: without a path", vars, []string{"history", "list", "--store", "file:"}, 2, "file: needs a path"},
 		{"no sub-command", vars, []string{"history"}, 2, "which sub-command"},
 		{"unknown sub-command", vars, []string{"history", "erase"}, 2, `unknown sub-command "erase"`},
 		{"bad flag", vars, []string{"history", "list", "--nope"}, 2, "mombot: history: flag provided but not defined: -nope (see mombot history -h)"},
@@ -294,5 +301,86 @@ func TestHistoryFreshClone(t *testing.T) {
 	}
 	if _, err := os.Stat("data"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the history commands created the data folder: %v", err)
+	}
+}
+
+// TestHistoryReadOnly: list and show only look. On a good file they create
+// no lock file; on a truncated or 0-byte file they report the damage and
+// exit non-zero, and leave the file where it is.
+func TestHistoryReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	seed(t, path, time.Now(), "+14155551234", storetest.TextTurn("a", "b"))
+	os.Remove(path + ".lock") // seed's store made one
+	for _, args := range [][]string{{"history", "list"}, {"history", "show", "+14155551234"}} {
+		if _, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, args...); code != 0 {
+			t.Fatalf("%s: exit %d, %s", strings.Join(args, " "), code, errOut)
+		}
+		if _, err := os.Stat(path + ".lock"); err == nil {
+			t.Fatalf("%s created a lock file", strings.Join(args, " "))
+		}
+	}
+	good, _ := os.ReadFile(path)
+	for name, content := range map[string][]byte{"truncated": good[:len(good)/2], "0-byte": nil} {
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"history", "list"}, {"history", "show", "+14155551234"}} {
+			out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": path}, args...)
+			if code != 1 || !strings.Contains(errOut, "does not parse") || strings.Contains(out, "no conversations") {
+				t.Errorf("%s on a %s file: exit %d, %q %q; want exit 1 reporting the damage", strings.Join(args, " "), name, code, out, errOut)
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 {
+				t.Errorf("%s on a %s file changed the folder: %v", strings.Join(args, " "), name, entries)
+			}
+		}
+	}
+}
+
+// TestHelpCommand: mombot help CMD prints that command's usage and flags on
+// stdout and exits 0, as mombot CMD -h does; for a sub-command too.
+func TestHelpCommand(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "Commands:"},
+		{[]string{"help", "help"}, "Commands:"},
+		{[]string{"help", "serve"}, "mombot serve"},
+		{[]string{"help", "ask"}, "Usage: mombot ask --from PHONE"},
+		{[]string{"help", "history"}, "mombot history list"},
+		{[]string{"help", "history", "migrate"}, "--from"},
+	} {
+		out, errOut, code := runCmd(t, nil, tt.args...)
+		if code != 0 || !strings.Contains(out, tt.want) || !strings.Contains(out, "-") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 0 and %q", strings.Join(tt.args, " "), code, out, errOut, tt.want)
+		}
+	}
+}
+
+// TestHistoryWords: show says "1 turn" and "2 turns", and last-active
+// times carry their zone.
+func TestHistoryWords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	vars := map[string]string{"MOMBOT_STORE": path}
+	now := time.Now()
+	seed(t, path, now, "+14155551234", storetest.TextTurn("a", "b"))
+	seed(t, path, now, "+14155555678", storetest.TextTurn("a", "b"), storetest.TextTurn("c", "d"))
+	zone := now.Local().Format("MST")
+	for phone, want := range map[string]string{"+14155551234": ": 1 turn, last active", "+14155555678": ": 2 turns, last active"} {
+		out, errOut, code := runCmd(t, vars, "history", "show", phone)
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, " "+zone+" (active") {
+			t.Errorf("show %s: exit %d, %q %q; want %q and the zone %s", phone, code, out, errOut, want, zone)
+		}
+	}
+	out, _, _ := runCmd(t, vars, "history", "list")
+	if !strings.Contains(out, " "+zone+" ") {
+		t.Errorf("list has no zone %s:\n%s", zone, out)
+	}
+	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
+		if got := plural(n, "turn", "turns"); got != want {
+			t.Errorf("plural(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -64,6 +64,7 @@ var commands = map[string]command{
 	"ask":         {"send one message as a family member and print the reply", runAsk},
 	"chat":        {"talk with the assistant in the terminal, with the same memory", runChat},
 	"serve":       {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
+	"usage":       {"what the assistant's API calls cost, per person and in total", runUsage},
 	"healthcheck": {"ask a running server's /healthz; exit 0 if it answers (for containers)", runHealthcheck},
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
@@ -80,22 +81,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if len(args) == 2 && args[1] == "--version" {
 		args = []string{args[0], "version"}
 	}
-	if len(args) < 2 || args[1] == "help" || args[1] == "-h" || args[1] == "--help" {
+	if len(args) < 2 || args[1] == "-h" || args[1] == "-help" || args[1] == "--help" {
 		printUsage(stdout)
 		if len(args) < 2 {
 			return usagef("no command given")
 		}
 		return nil
 	}
-	cmd, ok := commands[args[1]]
+	name, rest := args[1], args[2:]
+	if name == "help" {
+		// mombot help CMD [SUB] is mombot CMD [SUB] -h.
+		if len(rest) == 0 || rest[0] == "help" {
+			printUsage(stdout)
+			return nil
+		}
+		name, rest = rest[0], append(slices.Clone(rest[1:]), "-h")
+		e.stderr = stdout // asked for, so it is output
+	}
+	cmd, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q; run \"mombot help\"", args[1])
+		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, didYouMean(name, commandNames()))
 	}
 	var err error
-	if e.log, err = processLogger(stderr, getenv, args[1]); err != nil {
+	if e.log, err = processLogger(stderr, getenv, name); err != nil {
 		return err
 	}
-	if err := cmd.run(ctx, e, args[2:]); err != nil && !errors.Is(err, flag.ErrHelp) {
+	if err := cmd.run(ctx, e, rest); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return nil
@@ -113,7 +124,7 @@ func printUsage(w io.Writer) {
 	}) {
 		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
-	fmt.Fprintln(w, "\nRun \"mombot COMMAND -h\" for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
+	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
 
 // parseFlags parses args with fs. With -h or -help it prints fs's usage on

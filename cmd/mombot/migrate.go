@@ -5,13 +5,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/migrate"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/phone"
+	"golang.org/x/term"
 )
+
+const migrateUsage = `Usage: mombot history migrate --from URL --to URL [--force]
+
+Copies every live conversation from one store to another; the source is
+only read. Flags:`
 
 // runMigrate copies every live conversation from one store to another:
 // mombot history migrate --from URL --to URL.
@@ -24,10 +31,15 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
-	if err := parseFlags(fs, e, args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), migrateUsage)
+		fs.PrintDefaults()
+	}
+	extra, err := parseInterleaved(fs, e, args)
+	if err != nil {
 		return err
 	}
-	if *from == "" || *to == "" || fs.NArg() > 0 {
+	if *from == "" || *to == "" || len(extra) > 0 {
 		return usagef("history migrate: give --from URL and --to URL, and nothing else")
 	}
 	same, err := storeurl.Same(*from, *to)
@@ -37,8 +49,9 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if same {
 		return usagef("history migrate: --from and --to name the same store")
 	}
-	// A mistyped source must not be created empty and copied from.
-	src, err := storeurl.Open(ctx, *from, &storeurl.Options{Logger: e.log, MustExist: true})
+	// A mistyped source must not be created empty and copied from, and a
+	// damaged one must be reported, not moved aside and copied as empty.
+	src, err := storeurl.Open(ctx, *from, &storeurl.Options{Logger: e.log, MustExist: true, ReadOnly: true})
 	if err != nil {
 		return err
 	}
@@ -64,8 +77,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", phone.Mask(number))
 		}
 	}
-	fmt.Fprintf(e.stdout, "copied %d conversations from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty)\n",
-		r.Copied, storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty)
+	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty)\n",
+		plural(r.Copied, "conversation", "conversations"), storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty)
 	return nil
 }
 
@@ -75,7 +88,20 @@ type progress struct {
 	last int
 }
 
-func newProgress(w io.Writer) *progress { return &progress{w: w, last: -1} }
+// newProgress returns a progress bar on w, or nil (which draws nothing)
+// when w is not a terminal: its \r frames would fill a log or a pipe.
+func newProgress(w io.Writer) *progress {
+	if !isTerminal(w) {
+		return nil
+	}
+	return &progress{w: w, last: -1}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
 
 func (p *progress) show(done, total int) {
 	if p == nil || total == 0 {

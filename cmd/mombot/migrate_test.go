@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -77,8 +78,8 @@ func migrateOK(t *testing.T, from, to string) string {
 	if code != 0 {
 		t.Fatalf("migrate %s -> %s: exit %d\n%s%s", from, to, code, out, errOut)
 	}
-	if !strings.Contains(errOut, "100%") {
-		t.Errorf("no progress bar: %q", errOut)
+	if strings.Contains(errOut, "\r") || strings.Contains(errOut, "100%") {
+		t.Errorf("a progress bar was drawn on stderr that is not a terminal: %q", errOut)
 	}
 	return out
 }
@@ -243,7 +244,7 @@ func TestMigrateCompletesPartialCopy(t *testing.T) {
 	}
 	dst.Close()
 
-	if out := migrateOK(t, from, to); !strings.Contains(out, "copied 1 conversations") {
+	if out := migrateOK(t, from, to); !strings.Contains(out, "copied 1 conversation from") {
 		t.Errorf("run over a partial copy: %s", out)
 	}
 	sameMessages(t, "the completed copy", historyOf(t, to, "+14155551234"), want)
@@ -340,7 +341,7 @@ func TestMigrateConflict(t *testing.T) {
 	sameMessages(t, "the target after a conflict", historyOf(t, to, phone), want)
 
 	out, errOut, code = runCmd(t, nil, "history", "migrate", "--force", "--from", from, "--to", to)
-	if code != 0 || !strings.Contains(out, "copied 1 conversations") {
+	if code != 0 || !strings.Contains(out, "copied 1 conversation from") {
 		t.Fatalf("migrate --force: exit %d\n%s%s", code, out, errOut)
 	}
 	sameMessages(t, "the target after --force", historyOf(t, to, phone), historyOf(t, from, phone))
@@ -369,3 +370,33 @@ func TestMigrateSourceMustExist(t *testing.T) {
 
 // maskPhone is phone.Mask, for tests where phone is a number.
 var maskPhone = phone.Mask
+
+// The progress bar is drawn only on a terminal, and then once per percent.
+func TestProgress(t *testing.T) {
+	var buf bytes.Buffer
+	if p := newProgress(&buf); p != nil {
+		t.Error("a progress bar on a buffer")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if p := newProgress(f); p != nil {
+		t.Error("a progress bar on a file")
+	}
+	var nilBar *progress
+	nilBar.show(1, 2) // draws nothing, without panicking
+	nilBar.done()
+	p := &progress{w: &buf, last: -1}
+	for i := 0; i <= 400; i++ {
+		p.show(i, 400)
+	}
+	p.done()
+	if got := strings.Count(buf.String(), "\r"); got != 101 {
+		t.Errorf("%d frames, want 101 (one per percent)", got)
+	}
+	if !strings.HasSuffix(buf.String(), "100% 400/400\n") {
+		t.Errorf("last frame %q", buf.String()[max(0, buf.Len()-40):])
+	}
+}

@@ -185,17 +185,32 @@ func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, e
 		AllowUnsigned: insecure && strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET")) == "",
 		Family:        map[string]string{},
 	}
-	if c.AppSecret == "" && !insecure {
-		return c, errors.New("WHATSAPP_APP_SECRET is not set: without it anyone could post messages to the webhook (for local development only: --insecure-skip-signature)")
-	}
-	for _, name := range []struct{ v, env string }{
+	// Every missing secret in one message, rather than one per run.
+	var missing []string
+	for _, v := range []struct{ value, name string }{
+		{strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY"},
 		{c.AccessToken, "WHATSAPP_ACCESS_TOKEN"},
+		{c.AppSecret, "WHATSAPP_APP_SECRET"},
 		{c.VerifyToken, "WHATSAPP_VERIFY_TOKEN"},
 		{c.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID"},
 	} {
-		if name.v == "" {
-			return c, fmt.Errorf("%s is not set", name.env)
+		switch {
+		case v.value != "":
+		case v.name == "WHATSAPP_APP_SECRET" && insecure:
+		default:
+			missing = append(missing, v.name)
 		}
+	}
+	if len(missing) > 0 {
+		verb := "is"
+		if len(missing) > 1 {
+			verb = "are"
+		}
+		msg := fmt.Sprintf("%s %s not set (see docs/whatsapp.md)", strings.Join(missing, ", "), verb)
+		if c.AppSecret == "" && !insecure {
+			msg += ". Without WHATSAPP_APP_SECRET anyone could post messages to the webhook (for local development only: --insecure-skip-signature)"
+		}
+		return c, errors.New(msg)
 	}
 	if fc.WhatsApp.MaxAge != "" {
 		c.MaxAge, _ = time.ParseDuration(fc.WhatsApp.MaxAge) // checked by loadConfig

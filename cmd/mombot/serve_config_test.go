@@ -164,3 +164,20 @@ func (s *inProcessServe) stop(t *testing.T) {
 		t.Errorf("no graceful stop in the log")
 	}
 }
+
+// Every missing secret is named in one message, not one per run.
+func TestServeNamesEveryMissingSecret(t *testing.T) {
+	vars := serveVars(t)
+	for _, k := range []string{"ANTHROPIC_API_KEY", "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_PHONE_NUMBER_ID"} {
+		delete(vars, k)
+	}
+	_, errOut, code := runCmd(t, vars, "serve", "--listen", "127.0.0.1:0")
+	want := "ANTHROPIC_API_KEY, WHATSAPP_ACCESS_TOKEN, WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN, WHATSAPP_PHONE_NUMBER_ID are not set"
+	if code != 1 || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want one line with %q", code, errOut, want)
+	}
+	_, errOut, _ = runCmd(t, vars, "serve", "--insecure-skip-signature")
+	if strings.Contains(errOut, "WHATSAPP_APP_SECRET") {
+		t.Errorf("with --insecure-skip-signature the app secret is not needed: %q", errOut)
+	}
+}

@@ -28,6 +28,9 @@ type memoryConfig struct {
 	// wrap, if set, wraps the store the memory works on (serve's
 	// metrics); the store returned to the caller is the bare one.
 	wrap func(conversation.Store) conversation.Store
+	// readOnly is storeurl.Options.ReadOnly, for the commands that only
+	// look: they create nothing and move nothing aside.
+	readOnly bool
 }
 
 // register adds --store, --timeout and --max-turns to fs, with defaults
@@ -87,7 +90,7 @@ func parseTimeout(v string) (time.Duration, error) {
 // open opens the configured store and a memory over it. The caller closes
 // the store.
 func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, conversation.Store, error) {
-	store, err := storeurl.Open(ctx, c.store, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, AllowUnreachable: c.startWithoutRedis})
+	store, err := storeurl.Open(ctx, c.store, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, ReadOnly: c.readOnly, AllowUnreachable: c.startWithoutRedis})
 	if err != nil {
 		return nil, nil, err
 	}

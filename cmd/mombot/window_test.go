@@ -56,7 +56,7 @@ func TestWindowConfigErrors(t *testing.T) {
 			t.Errorf("%s %v: got %v, want %s", tt.file, tt.env, err, tt.want)
 		}
 	}
-	if _, err := loadConfig(writeConfig(t, `{"window": {"high": 3}}`)); err == nil || !strings.Contains(err.Error(), `unknown field "high"`) {
+	if _, err := loadConfig(writeConfig(t, `{"window": {"high": 3}}`)); err == nil || !strings.Contains(err.Error(), `:1:13: unknown key "high"`) {
 		t.Errorf("unknown window key: %v", err)
 	}
 }

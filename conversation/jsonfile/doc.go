@@ -30,6 +30,12 @@
 // it is: a conversation another process cleared stays cleared.
 // To wipe every conversation, stop the processes that use the file first.
 //
+// The usage ledger ([conversation.UsageLedger]) is a file of its own next to
+// the conversations ([UsagePath]: conversations.usage.json), never a member
+// of conversations.json, which the original reads as phones only. It has its
+// own lock file and is rewritten atomically on every addition, like the
+// conversations file; clearing or expiring a conversation leaves it alone.
+//
 // The file lock relies on flock(2); the package supports Linux and other Unix
 // systems.
 package jsonfile

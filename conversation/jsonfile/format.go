@@ -135,15 +135,21 @@ type loadReport struct {
 // errNotObject marks a file whose top level is not a JSON object.
 var errNotObject = errors.New("the file is not a JSON object")
 
-// parse reads a conversations file. Empty input (or only white space) is an
-// empty store. Members that are not conversation objects are kept as they
+// errEmpty marks a file with nothing in it. mombot never writes one (every
+// save renames a whole file into place), so an empty file is damage, such
+// as a full disk under another writer, and is handled like any other file
+// that does not parse: an empty store is written as {}.
+var errEmpty = errors.New("the file is empty")
+
+// parse reads a conversations file. Empty input (or only white space) is
+// errEmpty. Members that are not conversation objects are kept as they
 // are; turns that are malformed or that the Messages API would reject are
 // dropped and counted.
 func parse(data []byte, loc *time.Location) (*state, loadReport, error) {
 	var rep loadReport
 	st := newState()
 	if len(bytes.TrimSpace(data)) == 0 {
-		return st, rep, nil
+		return nil, rep, errEmpty
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {

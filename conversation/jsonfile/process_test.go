@@ -21,15 +21,18 @@ import (
 // The tests below run this test binary again as a child process that saves
 // turns; the environment tells the child what to do.
 const (
-	envChild = "MOMBOT_JSONFILE_CHILD" // "saver"
+	envChild = "MOMBOT_JSONFILE_CHILD" // "saver" or "usage"
 	envPath  = "MOMBOT_JSONFILE_PATH"
 	envPhone = "MOMBOT_JSONFILE_PHONES" // comma-separated phones to save to, round robin
 	envCount = "MOMBOT_JSONFILE_COUNT"  // turns to save; 0 is until killed
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envChild) == "saver" {
+	switch os.Getenv(envChild) {
+	case "saver":
 		os.Exit(saver())
+	case "usage":
+		os.Exit(usageAdder()) // usage_test.go
 	}
 	os.Exit(m.Run())
 }

@@ -26,6 +26,15 @@ var (
 // ErrClosed is returned by every method of a closed store.
 var ErrClosed = errors.New("jsonfile: store is closed")
 
+// ErrCorrupt is wrapped by the errors of a read-only store (see
+// Options.ReadOnly) whose file does not parse, or is empty. A store that
+// may write moves such a file aside instead (see [Open]).
+var ErrCorrupt = errors.New("conversations file does not parse")
+
+// ErrReadOnly is returned by the methods that change conversations of a
+// store opened with Options.ReadOnly.
+var ErrReadOnly = errors.New("jsonfile: store is opened read-only")
+
 // DefaultWarnSize is the file size above which a save logs a warning that it
 // is time for another store: about 550 people with full 10-turn histories,
 // where a save rewrites enough bytes to take 15-20 ms (see
@@ -65,6 +74,13 @@ type Options struct {
 	// for commands that only look at or remove conversations, so that a
 	// mistyped path is reported instead of showing an empty store.
 	MustExist bool
+	// ReadOnly opens the file only to read it, for commands that only look
+	// at conversations: like MustExist, nothing is created, not even the
+	// lock file; temporary files are left alone; a file that does not
+	// parse is reported, with an error wrapping ErrCorrupt, instead of
+	// being moved aside; and the methods that change conversations return
+	// ErrReadOnly.
+	ReadOnly bool
 }
 
 // noFileError is returned by Open with MustExist when there is no file.
@@ -89,8 +105,10 @@ type Store struct {
 	log    *slog.Logger
 	warnAt int64
 
+	readOnly bool
+
 	mu     sync.Mutex // guards everything below and orders this process's writers
-	lock   *os.File   // the lock file, held open; flock orders processes
+	lock   *os.File   // the lock file, held open; flock orders processes; nil if readOnly
 	st     *state     // never mutated in place: replaced on change
 	stamp  stamp      // the version of the file st was read from or written as
 	warned bool
@@ -99,6 +117,15 @@ type Store struct {
 	// vanished or was moved aside, until a save writes them or they are
 	// merged into a file another process wrote meanwhile; nil if none.
 	orphans map[string]bool
+
+	// The usage ledger's file, apart from the conversations (usage.go).
+	usagePath  string
+	umu        sync.Mutex // guards the fields below and orders this process's ledger writers
+	ulock      *os.File   // the ledger's lock file, opened by the first addition
+	uclosed    bool
+	utempsGone bool       // the ledger's leftover temporary files were removed
+	ucache     *usageFile // the ledger as of ustamp's version of its file; nil: read it
+	ustamp     stamp
 }
 
 // Open opens the store at path, creating its folder (mode 0700, synced so
@@ -124,7 +151,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("jsonfile: open: empty path")
 	}
-	if o.MustExist {
+	if o.MustExist || o.ReadOnly {
 		fi, err := os.Stat(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -137,11 +164,18 @@ func Open(path string, opts *Options) (*Store, error) {
 	} else if err := atomicfile.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
+	if o.ReadOnly {
+		s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, readOnly: true, st: newState(), usagePath: UsagePath(path)}
+		if err := s.refresh(true, false); err != nil {
+			return nil, fmt.Errorf("jsonfile: open: %w", err)
+		}
+		return s, nil
+	}
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
-	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState()}
+	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState(), usagePath: UsagePath(path)}
 	if err := s.withFileLock(func() error {
 		s.removeTemps()
 		return s.refresh(true, true)
@@ -167,13 +201,10 @@ func (s *Store) withFileLock(fn func() error) error {
 // removeTemps deletes temporary files that a writer killed mid-save left
 // behind. The caller holds the file lock, so no writer is using one.
 func (s *Store) removeTemps() {
-	dir, base := filepath.Split(s.path)
-	if dir == "" {
-		dir = "."
-	}
-	names, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix(base)+"*"))
-	for _, n := range names {
-		os.Remove(n)
+	if n, err := atomicfile.RemoveTemps(s.path); err != nil {
+		s.log.Warn("cannot remove a temporary file left by an interrupted save", "path", s.path, "err", err)
+	} else if n > 0 {
+		s.log.Info("removed temporary files left by interrupted saves", "path", s.path, "count", n)
 	}
 }
 
@@ -223,6 +254,15 @@ func (s *Store) refresh(startup, locked bool) error {
 			return nil
 		}
 		parsed, rep, err := parse(data, s.loc)
+		if s.readOnly {
+			// Nothing is written, so there is nothing to merge or move.
+			if err != nil {
+				return fmt.Errorf("%s: %w: %v; mombot serve, ask or chat moves it aside and starts afresh", s.path, ErrCorrupt, err)
+			}
+			s.orphans = nil
+			s.adopt(parsed, st, rep)
+			return nil
+		}
 		if err == nil {
 			if s.orphans == nil {
 				s.adopt(parsed, st, rep)
@@ -367,6 +407,9 @@ func (s *Store) update(ctx context.Context, fn func(*state) error) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrClosed
+	}
+	if s.readOnly {
+		return ErrReadOnly
 	}
 	return s.withFileLock(func() error {
 		if err := s.refresh(false, true); err != nil {
@@ -537,5 +580,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.lock.Close()
+	var err error
+	if s.lock != nil { // read-only stores take no lock
+		err = s.lock.Close()
+	}
+	return errors.Join(err, s.closeUsage())
 }

@@ -210,16 +210,88 @@ func TestCorruptFileIsMovedAside(t *testing.T) {
 	}
 }
 
-func TestEmptyFileIsAnEmptyStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "conversations.json")
-	os.WriteFile(path, []byte("  \n"), 0o600)
-	s, _ := open(t, path, time.Now(), nil)
-	if l, err := s.List(ctx); err != nil || len(l) != 0 {
-		t.Fatalf("List = %v, %v", l, err)
+// TestEmptyFileIsCorrupt checks that a 0-byte (or blank) file, which mombot
+// never writes, is handled like any other file that does not parse: a store
+// that may write moves it aside, and does not take it as an empty store.
+func TestEmptyFileIsCorrupt(t *testing.T) {
+	for _, content := range []string{"", "  \n"} {
+		path := filepath.Join(t.TempDir(), "conversations.json")
+		os.WriteFile(path, []byte(content), 0o600)
+		s, _ := open(t, path, time.Now(), nil)
+		if l, err := s.List(ctx); err != nil || len(l) != 0 {
+			t.Fatalf("List = %v, %v", l, err)
+		}
+		if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 1 {
+			t.Errorf("the file %q was not moved aside: %v", content, aside)
+		}
 	}
-	if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) != 0 {
-		t.Fatal("an empty file was treated as corrupt")
+}
+
+// TestReadOnly checks the rules of Options.ReadOnly: nothing is created
+// (no lock file), nothing is moved or removed, a damaged or empty file is
+// reported with ErrCorrupt, and changes are refused.
+func TestReadOnly(t *testing.T) {
+	ro := &jsonfile.Options{Logger: quiet, ReadOnly: true}
+	t.Run("a valid file is read and no lock file is made", func(t *testing.T) {
+		path := copyFixture(t, "python_written.json")
+		dir := filepath.Dir(path)
+		temp := filepath.Join(dir, ".conversations.json.tmp-5")
+		os.WriteFile(temp, []byte("{"), 0o600)
+		before := names(t, dir)
+		s, err := jsonfile.Open(path, ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if l, err := s.List(ctx); err != nil || len(l) == 0 {
+			t.Errorf("List = %v, %v; want the fixture's conversations", l, err)
+		}
+		if err := s.Delete(ctx, "+1"); !errors.Is(err, jsonfile.ErrReadOnly) {
+			t.Errorf("Delete = %v, want ErrReadOnly", err)
+		}
+		if after := names(t, dir); after != before {
+			t.Errorf("the folder changed: before %s, after %s", before, after)
+		}
+	})
+	for name, content := range map[string]string{"truncated": `{"+1": {"last_active": "2026-`, "empty": ""} {
+		t.Run("a "+name+" file is reported and left where it is", func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "conversations.json")
+			os.WriteFile(path, []byte(content), 0o600)
+			before := names(t, dir)
+			_, err := jsonfile.Open(path, ro)
+			if !errors.Is(err, jsonfile.ErrCorrupt) {
+				t.Errorf("Open = %v, want ErrCorrupt", err)
+			}
+			if after := names(t, dir); after != before {
+				t.Errorf("the folder changed: before %s, after %s", before, after)
+			}
+		})
 	}
+	t.Run("a missing file is not created", func(t *testing.T) {
+		dir := t.TempDir()
+		_, err := jsonfile.Open(filepath.Join(dir, "sub", "conversations.json"), ro)
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Open = %v, want fs.ErrNotExist", err)
+		}
+		if got := names(t, dir); got != "[]" {
+			t.Errorf("the folder changed: %s", got)
+		}
+	})
+}
+
+// names lists a folder's entries.
+func names(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, e.Name())
+	}
+	return fmt.Sprint(out)
 }
 
 func TestInvalidTurnsAreRepairedOnLoad(t *testing.T) {

@@ -24,7 +24,8 @@ type Store struct {
 	convs map[string]conversation.Conversation
 	// ids holds the tool_use ids of each stored turn, by phone, in step
 	// with convs, for Append's check.
-	ids map[string][][]string
+	ids   map[string][][]string
+	usage map[usageKey]conversation.Usage // the ledger, see usage.go
 }
 
 // New returns an empty store.

@@ -24,6 +24,12 @@
 // version, which reads such a turn as one with an extra key and knows
 // nothing of the ids list).
 //
+// A phone's usage ledger ([conversation.UsageLedger]) is one more key, with
+// no TTL, so that it outlives the conversation:
+//
+//	<prefix>usage:<phone>   hash: "<UTC day>:<count>" -> integer, such as
+//	                        "2026-02-24:input_tokens"; added to by one script
+//
 // delivery/redis puts its keys under the same prefix (lock:, queue:,
 // waiting:, seen:), on the same connections.
 //

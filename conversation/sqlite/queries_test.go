@@ -33,6 +33,8 @@ func TestQueryPlans(t *testing.T) {
 		{"delete", queryDelete, []any{"+1"}},
 		{"expire", queryExpire, []any{"+1", 1}},
 		{"sweep", querySweep, []any{1, sweepBatch}},
+		{"add usage", queryAddUsage, []any{"+1", "2026-02-24", 1, 1, 1, 1, 1, 1, 1}},
+		{"usage since", queryUsageSince, []any{"2026-02-24"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,17 +24,17 @@ func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time
 	for i, t := range c.Turns {
 		r, err := newRow(t, dropped == 0)
 		if err != nil {
-			return false, fmt.Errorf("sqlite: replace: %w", err)
+			return false, fmt.Errorf("sqlite: replace: %w", plain(s.path, err))
 		}
 		data[i] = r
 	}
 	if err := s.lockWrite(ctx); err != nil {
-		return false, fmt.Errorf("sqlite: replace: %w", err)
+		return false, fmt.Errorf("sqlite: replace: %w", plain(s.path, err))
 	}
 	defer s.unlockWrite()
 	replaced, err := s.replace(ctx, c.Phone, c.LastActive.UnixNano(), data)
 	if err != nil {
-		return false, fmt.Errorf("sqlite: replace: %w", err)
+		return false, fmt.Errorf("sqlite: replace: %w", plain(s.path, err))
 	}
 	return replaced, nil
 }

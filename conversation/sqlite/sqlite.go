@@ -44,8 +44,9 @@ type Options struct {
 // concurrent use by many goroutines, and by several processes that open the
 // same file. Use [Open] to make one.
 type Store struct {
-	db  *sql.DB
-	log *slog.Logger
+	path string
+	db   *sql.DB
+	log  *slog.Logger
 	// load is queryLoad prepared once, and prepared the statements of a
 	// save: a load or a save is short enough that preparing its statements
 	// each time is a good part of its cost.
@@ -99,7 +100,7 @@ func Open(path string, opts *Options) (*Store, error) {
 
 	db, err := sql.Open("sqlite", dsn(path, o.BusyTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, plain(path, err))
 	}
 	db.SetMaxOpenConns(maxConns)
 	db.SetMaxIdleConns(maxConns)
@@ -108,16 +109,16 @@ func Open(path string, opts *Options) (*Store, error) {
 	defer cancel()
 	if err := migrate(ctx, db, migrations); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, plain(path, err))
 	}
 
-	s := &Store{db: db, log: o.Logger, prepared: map[string]*sql.Stmt{}, write: make(chan struct{}, 1)}
+	s := &Store{path: path, db: db, log: o.Logger, prepared: map[string]*sql.Stmt{}, write: make(chan struct{}, 1)}
 	for _, q := range []string{queryLoad, queryLastActive, queryInsertConv, queryDeleteTurns,
 		queryTouchConv, queryInsertTurn, queryRecycleTurn, queryCapTurns, queryToolIDs} {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()
-			return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+			return nil, fmt.Errorf("sqlite: open %s: %w", path, plain(path, err))
 		}
 		s.prepared[q] = st
 	}

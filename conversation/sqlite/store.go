@@ -22,7 +22,7 @@ import (
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
 	rows, err := s.load.QueryContext(ctx, phone)
 	if err != nil {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
+		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
 	}
 	defer rows.Close()
 	c := conversation.Conversation{Phone: phone, Turns: make([]conversation.Turn, 0, conversation.DefaultMaxTurns)}
@@ -32,7 +32,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		var data []byte
 		var sum sql.NullInt64
 		if err := rows.Scan(&last, &data, &sum); err != nil {
-			return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
+			return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
 		}
 		found = true
 		c.LastActive = time.Unix(0, last)
@@ -54,7 +54,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		c.Turns = append(c.Turns, t)
 	}
 	if err := rows.Err(); err != nil {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", err)
+		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
 	}
 	if !found {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", conversation.ErrNotFound)
@@ -110,14 +110,14 @@ func newRow(turn conversation.Turn, trusted bool) (row, error) {
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
 	r, err := newRow(turn, true)
 	if err != nil {
-		return fmt.Errorf("sqlite: append: %w", err)
+		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
 	}
 	if err := s.lockWrite(ctx); err != nil {
-		return fmt.Errorf("sqlite: append: %w", err)
+		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
 	}
 	defer s.unlockWrite()
 	if err := s.append(ctx, phone, r, now, lim); err != nil {
-		return fmt.Errorf("sqlite: append: %w", err)
+		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func checkToolIDs(ctx context.Context, tx *sql.Tx, toolIDs *sql.Stmt, phone stri
 func (s *Store) Delete(ctx context.Context, phone string) error {
 	n, err := s.exec(ctx, queryDelete, phone)
 	if err != nil {
-		return fmt.Errorf("sqlite: delete: %w", err)
+		return fmt.Errorf("sqlite: delete: %w", plain(s.path, err))
 	}
 	if n == 0 {
 		return fmt.Errorf("sqlite: delete: %w", conversation.ErrNotFound)
@@ -237,7 +237,7 @@ func (s *Store) Delete(ctx context.Context, phone string) error {
 // Expire implements [conversation.Store].
 func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
 	if _, err := s.exec(ctx, queryExpire, phone, cutoff.UnixNano()); err != nil {
-		return fmt.Errorf("sqlite: expire: %w", err)
+		return fmt.Errorf("sqlite: expire: %w", plain(s.path, err))
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) erro
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 	rows, err := s.db.QueryContext(ctx, queryList)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", err)
+		return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
 	}
 	defer rows.Close()
 	out := []conversation.Summary{}
@@ -255,13 +255,13 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 		var sum conversation.Summary
 		var last int64
 		if err := rows.Scan(&sum.Phone, &last, &sum.Turns); err != nil {
-			return nil, fmt.Errorf("sqlite: list: %w", err)
+			return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
 		}
 		sum.LastActive = time.Unix(0, last)
 		out = append(out, sum)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", err)
+		return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
 	}
 	return out, nil
 }

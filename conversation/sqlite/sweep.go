@@ -28,7 +28,7 @@ func (s *Store) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 		n, err := s.exec(ctx, querySweep, cutoff.UnixNano(), sweepBatch)
 		total += int(n)
 		if err != nil {
-			return total, fmt.Errorf("sqlite: sweep: %w", err)
+			return total, fmt.Errorf("sqlite: sweep: %w", plain(s.path, err))
 		}
 		if n < sweepBatch {
 			return total, nil

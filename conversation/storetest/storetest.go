@@ -3,7 +3,8 @@
 // shows that, behind a [conversation.Memory], it keeps the original design's
 // contract: lifecycle, expiry, the turn cap, isolation between phones, the
 // system sender, image placeholders, byte stability, validity, persistence
-// across reopening and concurrent use.
+// across reopening and concurrent use; and that it keeps the usage ledger
+// ([conversation.UsageLedger]) next to the conversations.
 package storetest
 
 import (
@@ -66,6 +67,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 			tt.fn(t, e)
 		})
 	}
+	runUsage(t, newStorage) // usage.go
 }
 
 // env is one test's store, memory and clock.

@@ -55,12 +55,17 @@ func split(url string) (scheme, rest string) {
 
 // Parse reads a store URL: a plain path or file:PATH for the JSON file,
 // sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] (or rediss://)
-// for Redis. An empty URL, or file: alone, is the JSON file at its default
-// path. Errors wrap ErrBadURL and never repeat a password.
+// for Redis. An empty URL is the JSON file at its default path; file: or
+// sqlite: without a path is an error. Errors wrap ErrBadURL and never repeat a password.
 func Parse(url string) (Spec, error) {
 	scheme, rest := split(url)
 	switch scheme {
 	case File:
+		if rest == "" && url != "" {
+			// file: alone is a path left out, as sqlite: alone is; the
+			// default is chosen by giving no URL at all.
+			return Spec{}, fmt.Errorf("store %q: %w: file: needs a path, like file:data/conversations.json", url, ErrBadURL)
+		}
 		if rest == "" {
 			rest = jsonfile.DefaultPath()
 		}
@@ -100,6 +105,11 @@ type Options struct {
 	// answer (see redis.Options.AllowUnreachable), for a server that
 	// answers without memory until Redis is back.
 	AllowUnreachable bool
+	// ReadOnly opens a JSON file only to read it (see
+	// jsonfile.Options.ReadOnly): nothing is created or moved, and a file
+	// that does not parse is an error wrapping jsonfile.ErrCorrupt. It
+	// implies MustExist.
+	ReadOnly bool
 }
 
 // Open opens the store url names (see [Parse]). The caller closes it.
@@ -117,13 +127,13 @@ func Open(ctx context.Context, url string, opts *Options) (conversation.Store, e
 	}
 	switch spec.Kind {
 	case File:
-		s, err := jsonfile.Open(spec.Path, &jsonfile.Options{Logger: o.Logger, MustExist: o.MustExist})
+		s, err := jsonfile.Open(spec.Path, &jsonfile.Options{Logger: o.Logger, MustExist: o.MustExist, ReadOnly: o.ReadOnly})
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", url, err)
 		}
 		return s, nil
 	case SQLite:
-		if o.MustExist {
+		if o.MustExist || o.ReadOnly {
 			if _, err := os.Stat(spec.Path); errors.Is(err, iofs.ErrNotExist) {
 				return nil, fmt.Errorf("store %s: no database at %s: %w", url, spec.Path, iofs.ErrNotExist)
 			}

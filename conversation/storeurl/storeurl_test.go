@@ -22,7 +22,8 @@ func TestParse(t *testing.T) {
 		err  string // part of the error, "" for none
 	}{
 		{"", storeurl.Spec{Kind: "file", Path: jsonfile.DefaultPath()}, ""},
-		{"file:", storeurl.Spec{Kind: "file", Path: jsonfile.DefaultPath()}, ""},
+		{"file:", storeurl.Spec{}, "needs a path"},
+		{"file://", storeurl.Spec{}, "needs a path"},
 		{"data/c.json", storeurl.Spec{Kind: "file", Path: "data/c.json"}, ""},
 		{"/srv/c.json", storeurl.Spec{Kind: "file", Path: "/srv/c.json"}, ""},
 		{"./a:b.json", storeurl.Spec{Kind: "file", Path: "./a:b.json"}, ""},

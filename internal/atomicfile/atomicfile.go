@@ -19,6 +19,47 @@ import (
 // the file may remove while no writer runs.
 func TempPrefix(base string) string { return "." + base + ".tmp-" }
 
+// RemoveTemps deletes the temporary files that writes to path left behind
+// when their process was killed mid-write, and returns how many it removed.
+// Call it only while nobody writes path: holding the file's lock, or from
+// its only writer before it starts writing. A temporary file that cannot be
+// removed is reported; the others are still removed.
+func RemoveTemps(path string) (int, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	// Glob fails only on a malformed pattern; escape the base's own
+	// pattern characters so that a file named "a[1].json" is matched too.
+	names, err := filepath.Glob(filepath.Join(dir, escapeGlob(TempPrefix(base))+"*"))
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	var errs []error
+	for _, n := range names {
+		if err := os.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed++
+	}
+	return removed, errors.Join(errs...)
+}
+
+// escapeGlob quotes the characters filepath.Match treats as patterns.
+func escapeGlob(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
 // Write replaces the file at path with what write writes. On error the file
 // at path is unchanged and no temporary file is left.
 func Write(path string, write func(io.Writer) error) (err error) {

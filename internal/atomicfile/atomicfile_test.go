@@ -53,3 +53,35 @@ func assertNoTemp(t *testing.T, dir string) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// TestRemoveTemps checks that the temporary files a killed writer left
+// behind are removed, and nothing else: not the file, not another file's
+// temporaries, not a file whose name only looks alike.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a[1].json")
+	keep := []string{"a[1].json", ".other.json.tmp-123", "a[1].json.tmp-1", ".a[1].json.tmpx"}
+	gone := []string{".a[1].json.tmp-123", ".a[1].json.tmp-"}
+	for _, n := range append(append([]string{}, keep...), gone...) {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := atomicfile.RemoveTemps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(gone) {
+		t.Errorf("RemoveTemps = %d, want %d", n, len(gone))
+	}
+	for _, name := range keep {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s was removed: %v", name, err)
+		}
+	}
+	for _, name := range gone {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s is still there", name)
+		}
+	}
+}

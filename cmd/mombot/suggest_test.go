@@ -1,0 +1,35 @@
+package main
+
+import "testing"
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"serve", "serve", 0}, {"sevre", "serve", 1}, {"serv", "serve", 1},
+		{"servee", "serve", 1}, {"sarve", "serve", 1}, {"histroy", "history", 1},
+		{"chat", "ask", 4}, {"", "ask", 3}, {"héllo", "hello", 1},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := editDistance(tt.b, tt.a); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d (it is symmetric)", tt.b, tt.a, got, tt.want)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	cmds := []string{"ask", "chat", "help", "history", "serve"}
+	tests := []struct{ typed, want string }{
+		{"sevre", "serve"}, {"SERVE", "serve"}, {"histroy", "history"}, {"hist", ""},
+		{"aks", "ask"}, {"cht", "chat"}, {"xyz", ""}, {"deploy", ""}, {"s", ""},
+	}
+	for _, tt := range tests {
+		if got := suggest(tt.typed, cmds); got != tt.want {
+			t.Errorf("suggest(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package jsonfile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/atomicfile"
+	"github.com/mombot/mombot/phone"
+)
+
+var _ conversation.UsageLedger = (*Store)(nil)
+
+// The usage ledger ([conversation.UsageLedger]) lives in a file of its own
+// next to the conversations, never inside conversations.json: the Python
+// original reads every top-level member of that file as a phone. For
+// data/conversations.json it is data/conversations.usage.json:
+//
+//	{
+//	  "usage": {
+//	    "+14155551234": {
+//	      "2026-02-24": {"messages": 3, "api_calls": 4, "input_tokens": 120, ...}
+//	    }
+//	  }
+//	}
+//
+// Days are UTC dates. Top-level keys other than "usage" are kept. Every
+// addition rewrites the file atomically (package atomicfile, mode 0600)
+// while holding the ledger's own lock file (the ledger's path + ".lock",
+// made on the first addition) and the store's ledger mutex, which order the
+// writers of all processes as the conversations' lock file does theirs; a
+// reader needs no lock, since the file is only ever replaced whole. The
+// ledger has its own lock so that recording usage never waits for, or
+// delays, a save of a conversation.
+//
+// A ledger file that does not parse is moved aside, under the lock, to
+// path + ".corrupt-<time>" with an error in the log, and counting starts
+// anew; it is never overwritten.
+
+// UsagePath returns the usage ledger's file for the conversations file at
+// path: its name with ".json" replaced by ".usage.json", in the same folder.
+func UsagePath(path string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".usage.json")
+}
+
+// usageCounts is one phone's day in the ledger file.
+type usageCounts struct {
+	Messages           int64 `json:"messages"`
+	Calls              int64 `json:"api_calls"`
+	InputTokens        int64 `json:"input_tokens"`
+	CacheWrite5mTokens int64 `json:"cache_write_5m_tokens"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens"`
+	CacheReadTokens    int64 `json:"cache_read_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+}
+
+// usageFile is the ledger file's content.
+type usageFile struct {
+	usage map[string]map[string]usageCounts // phone, day
+	other map[string]json.RawMessage        // other top-level keys, kept
+}
+
+func parseUsage(data []byte) (*usageFile, error) {
+	f := &usageFile{usage: map[string]map[string]usageCounts{}}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("empty file")
+	}
+	if err := json.Unmarshal(data, &f.other); err != nil {
+		return nil, err
+	}
+	if f.other == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	if raw, ok := f.other["usage"]; ok {
+		if err := json.Unmarshal(raw, &f.usage); err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		if f.usage == nil {
+			f.usage = map[string]map[string]usageCounts{}
+		}
+		delete(f.other, "usage")
+	}
+	for number, days := range f.usage {
+		if err := conversation.CheckPhone(number); err != nil {
+			return nil, fmt.Errorf("usage: %w", err)
+		}
+		if len(days) == 0 {
+			delete(f.usage, number) // "number": null or {}, nothing recorded
+			continue
+		}
+		for day, c := range days {
+			if _, err := time.Parse(conversation.UsageDayLayout, day); err != nil {
+				return nil, fmt.Errorf("usage of %s: %q is not a day like 2026-02-24", phone.Mask(number), day)
+			}
+			if err := c.usage().Check(); err != nil {
+				return nil, fmt.Errorf("usage of %s on %s: %w", phone.Mask(number), day, err)
+			}
+		}
+	}
+	return f, nil
+}
+
+func (c usageCounts) usage() conversation.Usage { return conversation.Usage(c) }
+
+// render writes the ledger file: sorted phones and days, one day's counts
+// a line, then the other top-level keys, compacted. It is written by hand
+// rather than with encoding/json's reflection and indentation, which cost
+// ten times the fsync for a family's ledger of a few years.
+func (f *usageFile) render() ([]byte, error) {
+	b := make([]byte, 0, 64+len(f.usage)*32+f.days()*200)
+	b = append(b, "{\n  \"usage\": {"...)
+	for i, phone := range slices.Sorted(maps.Keys(f.usage)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, "\n    "...)
+		b = append(b, quote(phone)...)
+		b = append(b, ": {"...)
+		days := f.usage[phone]
+		for j, day := range slices.Sorted(maps.Keys(days)) {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			c := days[day]
+			b = append(b, "\n      "...)
+			b = append(b, quote(day)...)
+			for _, n := range []struct {
+				key string
+				v   int64
+			}{
+				{`: {"messages": `, c.Messages}, {`, "api_calls": `, c.Calls}, {`, "input_tokens": `, c.InputTokens},
+				{`, "cache_write_5m_tokens": `, c.CacheWrite5mTokens}, {`, "cache_write_1h_tokens": `, c.CacheWrite1hTokens},
+				{`, "cache_read_tokens": `, c.CacheReadTokens}, {`, "output_tokens": `, c.OutputTokens},
+			} {
+				b = append(b, n.key...)
+				b = strconv.AppendInt(b, n.v, 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, "\n    }"...)
+	}
+	b = append(b, "\n  }"...)
+	for _, k := range slices.Sorted(maps.Keys(f.other)) {
+		var v bytes.Buffer
+		if err := json.Compact(&v, f.other[k]); err != nil {
+			return nil, err
+		}
+		b = append(b, ",\n  "...)
+		b = append(b, quote(k)...)
+		b = append(b, ": "...)
+		b = append(b, v.Bytes()...)
+	}
+	b = append(b, "\n}\n"...)
+	return b, nil
+}
+
+func (f *usageFile) days() int {
+	n := 0
+	for _, days := range f.usage {
+		n += len(days)
+	}
+	return n
+}
+
+// readUsage returns the ledger file's content; a missing file is an empty
+// ledger. The content is kept with the stamp of the version it was read
+// from or written as, and read again only when the file changed since, so
+// that a process that is the only writer parses it once. s.umu is held;
+// the caller may change the content only if it then writes it, or calls
+// forgetUsage.
+func (s *Store) readUsage() (*usageFile, error) {
+	cur, err := statPath(s.usagePath)
+	if err != nil {
+		return nil, err
+	}
+	if s.ucache != nil && cur == s.ustamp {
+		return s.ucache, nil
+	}
+	data, st, err := readFile(s.usagePath)
+	if err != nil {
+		return nil, err
+	}
+	if !st.exists {
+		s.ucache, s.ustamp = &usageFile{usage: map[string]map[string]usageCounts{}}, stamp{}
+		return s.ucache, nil
+	}
+	f, err := parseUsage(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s does not parse: %w", s.usagePath, err)
+	}
+	s.ucache, s.ustamp = f, st
+	return f, nil
+}
+
+// forgetUsage drops the cached ledger, which holds a change that was not
+// written.
+func (s *Store) forgetUsage() { s.ucache, s.ustamp = nil, stamp{} }
+
+// AddUsage implements [conversation.UsageLedger]: it reads the ledger file,
+// adds u and writes it back atomically, holding the ledger's lock file.
+func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conversation.Usage) error {
+	if skip, err := conversation.CheckAddUsage(phone, u); err != nil || skip {
+		if err != nil {
+			return fmt.Errorf("jsonfile: add usage: %w", err)
+		}
+		return nil
+	}
+	if s.readOnly {
+		return fmt.Errorf("jsonfile: add usage: %w", ErrReadOnly)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jsonfile: add usage: %w", err)
+	}
+	day := conversation.UsageDay(at).Format(conversation.UsageDayLayout)
+	s.umu.Lock()
+	defer s.umu.Unlock()
+	if s.uclosed {
+		return fmt.Errorf("jsonfile: add usage: %w", ErrClosed)
+	}
+	err := s.withUsageLock(func() error {
+		f, err := s.readUsage()
+		if err != nil {
+			aside, merr := s.moveUsageAside()
+			if merr != nil {
+				return fmt.Errorf("%w, and it cannot be moved aside: %w", err, merr)
+			}
+			s.log.Error("usage ledger file does not parse; moved it aside and kept it, counting anew",
+				"path", s.usagePath, "moved_to", aside, "err", err)
+			f = &usageFile{usage: map[string]map[string]usageCounts{}}
+			s.ucache = f // unwritten until the write below
+		}
+		days := f.usage[phone]
+		if days == nil {
+			days = map[string]usageCounts{}
+			f.usage[phone] = days
+		}
+		days[day] = usageCounts(days[day].usage().Add(u))
+		data, err := f.render()
+		if err != nil {
+			s.forgetUsage()
+			return err
+		}
+		st, _, err := writeFile(s.usagePath, func(w io.Writer) (int64, error) {
+			n, err := w.Write(data)
+			return int64(n), err
+		})
+		if err != nil {
+			s.forgetUsage()
+			return fmt.Errorf("write %s: %w", s.usagePath, err)
+		}
+		s.ucache, s.ustamp = f, st
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("jsonfile: add usage: %w", err)
+	}
+	return nil
+}
+
+// withUsageLock runs fn holding the ledger's lock file, which it opens, and
+// creates, on first use: a store that only reads never makes it. s.umu is
+// held.
+func (s *Store) withUsageLock(fn func() error) error {
+	if s.ulock == nil {
+		lock, err := os.OpenFile(s.usagePath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		s.ulock = lock
+	}
+	if err := lockFile(s.ulock); err != nil {
+		return fmt.Errorf("lock %s: %w", s.ulock.Name(), err)
+	}
+	defer unlockFile(s.ulock)
+	if !s.utempsGone {
+		// Under the lock no writer is using a temporary file: any left is
+		// a killed writer's.
+		dir, base := filepath.Split(s.usagePath)
+		if dir == "" {
+			dir = "."
+		}
+		names, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix(base)+"*"))
+		for _, n := range names {
+			os.Remove(n)
+		}
+		s.utempsGone = true
+	}
+	return fn()
+}
+
+// moveUsageAside renames the ledger file to a name beside it that no
+// earlier corrupt file has taken. The ledger's lock is held.
+func (s *Store) moveUsageAside() (string, error) {
+	base := s.usagePath + ".corrupt-" + time.Now().Format("20060102T150405.000000")
+	aside := base
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s-%d", base, i)
+	}
+	return aside, os.Rename(s.usagePath, aside)
+}
+
+// UsageSince implements [conversation.UsageLedger]. It reads the ledger
+// file without a lock: writers replace it whole. A file that does not parse
+// is an error; the next AddUsage moves it aside.
+func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation.DailyUsage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("jsonfile: usage: %w", err)
+	}
+	s.umu.Lock()
+	defer s.umu.Unlock()
+	if s.uclosed {
+		return nil, fmt.Errorf("jsonfile: usage: %w", ErrClosed)
+	}
+	f, err := s.readUsage()
+	if err != nil {
+		return nil, fmt.Errorf("jsonfile: usage: %w", err)
+	}
+	from := conversation.UsageDay(since)
+	out := []conversation.DailyUsage{}
+	for number, days := range f.usage {
+		for day, c := range days {
+			d, _ := time.Parse(conversation.UsageDayLayout, day) // checked by parseUsage
+			if since.IsZero() || !d.Before(from) {
+				out = append(out, conversation.DailyUsage{Phone: number, Day: d, Usage: c.usage()})
+			}
+		}
+	}
+	slices.SortFunc(out, conversation.CompareDailyUsage)
+	return out, nil
+}
+
+// closeUsage closes the ledger's lock file, if it was opened.
+func (s *Store) closeUsage() error {
+	s.umu.Lock()
+	defer s.umu.Unlock()
+	s.uclosed = true
+	if s.ulock == nil {
+		return nil
+	}
+	return s.ulock.Close()
+}
