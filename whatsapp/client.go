@@ -84,6 +84,8 @@ type client struct {
 	maxAttempts   int
 	retryDelay    time.Duration
 	maxMedia      int64
+	// obs hears of each send attempt; nil means none.
+	obs Observer
 	// sleep waits d or until ctx is done; nil means a timer. Tests
 	// replace it so that they do not wait.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -119,12 +121,23 @@ func (c *client) sendTextID(ctx context.Context, to, body string) (string, error
 		return "", err
 	}
 	endpoint := c.base + "/" + c.version + "/" + url.PathEscape(c.phoneNumberID) + "/messages"
+	obs := c.obs
+	if obs == nil {
+		obs = nopObserver{}
+	}
 	var waited time.Duration
 	for attempt := 1; ; attempt++ {
 		wait, answer, err := c.post(ctx, endpoint, payload)
 		if err == nil {
+			obs.SendAttempt(true, false)
 			return sentID(answer), nil
 		}
+		retry := retryable(ctx, err) && attempt < c.maxAttempts
+		if retry && wait <= 0 {
+			wait = c.backoff(attempt)
+		}
+		retry = retry && waited+wait <= retryBudget
+		obs.SendAttempt(false, retry)
 		if !retryable(ctx, err) || attempt >= c.maxAttempts {
 			if attempt > 1 {
 				return "", fmt.Errorf("after %d attempts: %w", attempt, err)

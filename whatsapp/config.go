@@ -189,6 +189,11 @@ type Config struct {
 	// logged, when it changes, and never shown on /healthz: it may name
 	// internal hosts.
 	Health func(ctx context.Context) error
+	// Observer hears what the server does, for metrics. Default none.
+	Observer Observer
+	// Version is the build's version, shown by GET /healthz?verbose=1
+	// after the status line; empty shows none.
+	Version string
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
@@ -199,6 +204,42 @@ type Config struct {
 // shutdownLockWait is how long, once a shutdown has begun, a drain waits
 // for a sender's lock that another replica holds.
 var shutdownLockWait = delivery.DefaultShutdownLockWait
+
+// WithDefaults returns c with each zero field that has a default set to
+// it: the values a [Server] made with c works with, for logging them.
+func (c Config) WithDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.APIVersion == "" {
+		c.APIVersion = DefaultAPIVersion
+	}
+	if c.BaseURL == "" {
+		c.BaseURL = DefaultBaseURL
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.MaxMediaBytes <= 0 {
+		c.MaxMediaBytes = DefaultMaxMediaBytes
+	}
+	if c.MaxAge <= 0 {
+		c.MaxAge = DefaultMaxAge
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
+	return c
+}
 
 // LogValue implements slog.LogValuer so that a Config can be logged: the
 // secrets are reported only as set or not.

@@ -26,5 +26,9 @@
 // The path of a message, from POST /webhook to its reply, is the state
 // diagram of package delivery.
 //
+// A [Config.Observer] hears of each webhook (received, or refused and
+// why), each message skipped and why, each send attempt and each reply
+// given up on, without phone numbers or text: package metrics counts them.
+//
 // Package graphtest is a fake Graph API for tests.
 package whatsapp

@@ -43,11 +43,13 @@ func (h handler) Answer(ctx context.Context, m delivery.Message) (parts []string
 	ev, err := h.event(m)
 	if err != nil {
 		log.Error("whatsapp: unreadable message in the inbox dropped", "err", err)
+		s.cfg.Observer.MessageSkipped(SkipUnreadable)
 		return nil, fmt.Errorf("%w: %w", delivery.ErrSkip, err)
 	}
 	log = log.With("type", ev.Type)
 	if now, sent := s.cfg.Now(), ev.sentAt(); !sent.IsZero() && now.Sub(sent) > s.cfg.MaxAge {
 		log.Info("whatsapp: message too old to answer skipped", "sent", sent, "max_age", s.cfg.MaxAge)
+		s.cfg.Observer.MessageSkipped(SkipTooOld)
 		return nil, delivery.ErrSkip
 	}
 	defer func() {
@@ -111,6 +113,7 @@ func (s *Server) send(ctx context.Context, log *slog.Logger, to string, parts []
 				attrs = append(attrs, "status", apiErr.StatusCode, "code", apiErr.Code, "fbtrace_id", apiErr.FBTraceID)
 			}
 			log.Error("whatsapp: reply not sent", attrs...)
+			s.cfg.Observer.ReplyNotSent(!temporary(err))
 			return i, err
 		}
 	}

@@ -35,7 +35,8 @@ var (
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
-//	               Config.Health fails), 503 once shutting down
+//	               Config.Health fails), 503 once shutting down;
+//	               with ?verbose=1 a second line "version: ..." (Config.Version)
 //
 // A delivery is answered 200 once its messages are accepted by the
 // delivery pipeline (kept in the Config.Inbox, or with
@@ -69,33 +70,7 @@ var versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
 // when a required field is missing, and in particular when there is no
 // AppSecret and AllowUnsigned is not set: the server fails closed.
 func New(cfg Config) (*Server, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.APIVersion == "" {
-		cfg.APIVersion = DefaultAPIVersion
-	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
-	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
-	}
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = DefaultRetryDelay
-	}
-	if cfg.MaxMediaBytes <= 0 {
-		cfg.MaxMediaBytes = DefaultMaxMediaBytes
-	}
-	if cfg.MaxAge <= 0 {
-		cfg.MaxAge = DefaultMaxAge
-	}
+	cfg = cfg.WithDefaults()
 
 	var problems []string
 	if cfg.AppSecret == "" && !cfg.AllowUnsigned {
@@ -149,6 +124,7 @@ func New(cfg Config) (*Server, error) {
 			maxAttempts:   cfg.MaxAttempts,
 			retryDelay:    cfg.RetryDelay,
 			maxMedia:      cfg.MaxMediaBytes,
+			obs:           cfg.Observer,
 		},
 	}
 	s.mux = http.NewServeMux()
@@ -217,13 +193,16 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		cancel()
 	}
 	s.logHealth(err)
+	status := "ok"
 	if err != nil {
 		// The error may name internal hosts and addresses: it goes to the
 		// log only.
-		io.WriteString(w, degradedHealth+"\n")
-		return
+		status = degradedHealth
 	}
-	io.WriteString(w, "ok\n")
+	io.WriteString(w, status+"\n")
+	if r.URL.Query().Get("verbose") != "" && s.cfg.Version != "" {
+		io.WriteString(w, "version: "+s.cfg.Version+"\n")
+	}
 }
 
 // degradedHealth is what /healthz answers when Config.Health fails.
@@ -251,6 +230,9 @@ func (s *Server) logHealth(err error) {
 // receive authenticates a delivery, queues its messages and answers at
 // once; the messages are handled in the background.
 func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	w = rec
+	defer func() { s.cfg.Observer.Webhook(refusal(rec.status)) }()
 	if s.closing.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -318,6 +300,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, delivery.ErrDuplicate):
 			log.Info("whatsapp: duplicate delivery skipped")
+			s.cfg.Observer.MessageSkipped(SkipDuplicate)
 		case err != nil:
 			// Ask Meta to deliver again later. Messages kept already are
 			// answered, and their ids make the redelivery of those a
@@ -336,20 +319,25 @@ func (s *Server) accept(ev event) bool {
 	switch {
 	case ev.From == "":
 		log.Warn("whatsapp: message without a usable sender ignored", "from", phone.Mask(ev.WaID))
+		s.cfg.Observer.MessageSkipped(SkipNoSender)
 		return false
 	case ev.ID == "":
 		log.Warn("whatsapp: message without an id ignored")
+		s.cfg.Observer.MessageSkipped(SkipNoID)
 		return false
 	case ev.PhoneNumberID != "" && ev.PhoneNumberID != s.cfg.PhoneNumberID:
 		log.Warn("whatsapp: message to another business number ignored", "phone_number_id", ev.PhoneNumberID)
+		s.cfg.Observer.MessageSkipped(SkipOtherNumber)
 		return false
 	}
 	if _, ok := s.family[ev.From]; !ok {
 		log.Info("whatsapp: message from a number outside the family ignored")
+		s.cfg.Observer.MessageSkipped(SkipNotFamily)
 		return false
 	}
 	if ev.Kind == kindIgnored {
 		log.Debug("whatsapp: message of a kind that needs no answer ignored")
+		s.cfg.Observer.MessageSkipped(SkipIgnoredKind)
 		return false
 	}
 	return true

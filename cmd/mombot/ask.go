@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -26,6 +28,9 @@ type assistantConfig struct {
 	configPath string
 	listsPath  string
 	from       string
+	// apiTransport, if set, wraps the Anthropic client's HTTP transport
+	// (serve's metrics).
+	apiTransport func(http.RoundTripper) http.RoundTripper
 }
 
 func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
@@ -117,6 +122,14 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key), option.WithMaxRetries(apiRetries)}
 	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
 		clientOpts = append(clientOpts, option.WithBaseURL(base))
+	}
+	if c.apiTransport != nil {
+		// The SDK's own client, replaced here, bounds the wait for
+		// response headers to 10 minutes (requestconfig.DefaultHTTPClient);
+		// the wrapped one keeps that bound.
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.ResponseHeaderTimeout = 10 * time.Minute
+		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(base)}))
 	}
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {

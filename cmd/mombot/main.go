@@ -60,11 +60,13 @@ type command struct {
 
 // commands lists the sub-commands; each lives in its own file.
 var commands = map[string]command{
-	"history": {"inspect and manage stored conversations (list, show, clear, migrate)", runHistory},
-	"ask":     {"send one message as a family member and print the reply", runAsk},
-	"chat":    {"talk with the assistant in the terminal, with the same memory", runChat},
-	"serve":   {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
-	"usage":   {"what the assistant's API calls cost, per person and in total", runUsage},
+	"history":     {"inspect and manage stored conversations (list, show, clear, migrate)", runHistory},
+	"ask":         {"send one message as a family member and print the reply", runAsk},
+	"chat":        {"talk with the assistant in the terminal, with the same memory", runChat},
+	"serve":       {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
+	"usage":       {"what the assistant's API calls cost, per person and in total", runUsage},
+	"healthcheck": {"ask a running server's /healthz; exit 0 if it answers (for containers)", runHealthcheck},
+	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
 
 // usageError is a mistake on the command line; it exits with status 2.
@@ -76,7 +78,9 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
-	e.log = newLogger(stderr, getenv("MOMBOT_LOG_LEVEL"))
+	if len(args) == 2 && args[1] == "--version" {
+		args = []string{args[0], "version"}
+	}
 	if len(args) < 2 || args[1] == "-h" || args[1] == "-help" || args[1] == "--help" {
 		printUsage(stdout)
 		if len(args) < 2 {
@@ -98,6 +102,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if !ok {
 		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, didYouMean(name, commandNames()))
 	}
+	var err error
+	if e.log, err = processLogger(stderr, getenv, name); err != nil {
+		return err
+	}
 	if err := cmd.run(ctx, e, rest); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return err
 	}
@@ -114,19 +122,9 @@ func printUsage(w io.Writer) {
 			}
 		}
 	}) {
-		fmt.Fprintf(w, "  %-9s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
-}
-
-// newLogger returns the process's logger: text lines on stderr at the level
-// MOMBOT_LOG_LEVEL names (debug, info, warn, error; default info).
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.TrimSpace(level))); err != nil || level == "" {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
 // parseFlags parses args with fs. With -h or -help it prints fs's usage on

@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -50,6 +51,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
+	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), serveUsage)
@@ -73,6 +75,15 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// A server answers without memory until Redis answers, rather than
 	// not at all.
 	cfg.mem.startWithoutRedis = true
+	var m *metrics.Metrics
+	if *metricsListen != "" {
+		if sameAddr(*metricsListen, *listen) {
+			return usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
+		}
+		m = metrics.New()
+		cfg.mem.wrap = m.Store
+		cfg.apiTransport = m.Transport
+	}
 	a, mem, store, err := cfg.open(ctx, e)
 	if err != nil {
 		return err
@@ -110,8 +121,23 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	wcfg.Responder = responder{a: a, mem: mem, log: e.log} // voice.go
+	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // voice.go
+	if m != nil {
+		wcfg.Observer = m
+		m.InboxDepth(inboxSenders(wcfg.Inbox))
+	}
 	wcfg.Logger = e.log
+	// The metrics address is taken before the server starts its work, so
+	// that a busy port stops serve before anything is answered.
+	if m != nil {
+		ms, err := startMetrics(e, m, *metricsListen)
+		if err != nil {
+			return err
+		}
+		defer ms.stop()
+	}
+	build := currentBuild()
+	wcfg.Version = build.String()
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {
 		return err
@@ -124,7 +150,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	err = wa.ListenAndServe(ctx, *listen, &whatsapp.ServeOptions{
 		Drain: shutdownHandled,
 		Serving: func(addr net.Addr) {
-			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg)
+			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
 		},
 	})
 	stopSweep()

@@ -25,6 +25,9 @@ type memoryConfig struct {
 	// (commands that only look at or remove conversations).
 	startWithoutRedis bool
 	mustExist         bool
+	// wrap, if set, wraps the store the memory works on (serve's
+	// metrics); the store returned to the caller is the bare one.
+	wrap func(conversation.Store) conversation.Store
 	// readOnly is storeurl.Options.ReadOnly, for the commands that only
 	// look: they create nothing and move nothing aside.
 	readOnly bool
@@ -91,7 +94,11 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 	if err != nil {
 		return nil, nil, err
 	}
-	mem, err := conversation.New(store, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns})
+	memStore := store
+	if c.wrap != nil {
+		memStore = c.wrap(store)
+	}
+	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/transcription"
 	"github.com/mombot/mombot/whatsapp"
@@ -88,6 +89,7 @@ type responder struct {
 	a   *assistant.Assistant
 	mem *conversation.Memory
 	log *slog.Logger
+	m   *metrics.Metrics // nil without --metrics-listen
 }
 
 var _ whatsapp.SentRecorder = responder{}
@@ -95,7 +97,11 @@ var _ whatsapp.SentRecorder = responder{}
 // Respond implements whatsapp.Responder. Handle logs its failures and
 // always returns a reply fit to send, kind when something went wrong.
 func (r responder) Respond(ctx context.Context, in whatsapp.Inbound) (string, error) {
-	reply, _ := r.a.Handle(ctx, inbound(in))
+	start := time.Now()
+	reply, err := r.a.Handle(ctx, inbound(in))
+	if r.m != nil {
+		r.m.Replied(time.Since(start), err)
+	}
 	return reply.Text, nil
 }
 

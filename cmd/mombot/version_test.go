@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+// fakeBuild makes currentBuild report info for the rest of the test.
+func fakeBuild(t *testing.T, info *debug.BuildInfo) {
+	t.Helper()
+	old := readBuildInfo
+	readBuildInfo = func() (*debug.BuildInfo, bool) { return info, info != nil }
+	t.Cleanup(func() { readBuildInfo = old })
+}
+
+func TestVersionPrintsTheBuild(t *testing.T) {
+	fakeBuild(t, &debug.BuildInfo{
+		GoVersion: "go1.26.8",
+		Main:      debug.Module{Path: "github.com/mombot/mombot", Version: "v1.4.0"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123456789abcdef01234567"},
+			{Key: "vcs.time", Value: "2026-11-24T00:00:00Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	})
+	want := "mombot v1.4.0 (0123456789ab, 2026-11-24T00:00:00Z, modified) go1.26.8\n"
+	for _, args := range [][]string{{"mombot", "version"}, {"mombot", "--version"}} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), args, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if got := stdout.String(); got != want {
+			t.Errorf("%v printed %q, want %q", args, got, want)
+		}
+		if stderr.Len() != 0 {
+			t.Errorf("%v wrote to stderr: %q", args, stderr.String())
+		}
+	}
+}
+
+func TestVersionWithoutVCSOrBuildInfo(t *testing.T) {
+	fakeBuild(t, &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}})
+	if got, want := currentBuild().String(), "(devel) go1.26.8"; got != want {
+		t.Errorf("a build without VCS stamps: %q, want %q", got, want)
+	}
+	fakeBuild(t, nil)
+	if got := currentBuild().String(); !strings.HasPrefix(got, "unknown go") {
+		t.Errorf("a binary without build info: %q, want unknown and the Go version", got)
+	}
+}
+
+func TestVersionRefusesArguments(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"mombot", "version", "extra"}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
+	if code := exitCode(err, &stderr); code != 2 {
+		t.Errorf("version extra: exit %d (%v), want 2", code, err)
+	}
+}
+
+// The real test binary has build info: the module path is this module's,
+// and the Go version is the toolchain's.
+func TestVersionOfThisBinary(t *testing.T) {
+	b := currentBuild()
+	if b.Go == "" || b.Version == "" {
+		t.Errorf("the test binary's build: %+v, want a Go version and a module version", b)
+	}
+}

@@ -1,0 +1,22 @@
+// Package metrics is mombot's Prometheus instrumentation: the counters,
+// histograms and gauges a host scrapes, and the adapters that feed them
+// from the outside of the domain packages, so that those keep no metrics
+// code on their paths:
+//
+//   - [Metrics] implements whatsapp.Observer (webhooks received and
+//     refused, messages skipped, Graph send attempts, retries and replies
+//     given up on);
+//   - [Metrics.Replied] records each reply's time and counts it answered or failed;
+//   - [Metrics.Transport] wraps the Anthropic API's HTTP transport: calls by
+//     status, tokens by kind from each response's usage;
+//   - [Metrics.Store] wraps a conversation.Store: latency and errors by
+//     operation;
+//   - [Metrics.InboxDepth] reports the senders with messages waiting.
+//
+// No metric has a phone number, a name or a message's text as a label:
+// every label value is one of a few fixed words or an HTTP status.
+//
+// [Metrics.Handler] serves them in the Prometheus text format; mombot
+// serve offers it on its own address (--metrics-listen), never on the
+// public webhook port.
+package metrics

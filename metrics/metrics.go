@@ -1,0 +1,181 @@
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds mombot's metrics in a registry of its own. It is safe for
+// concurrent use. Create it with [New].
+type Metrics struct {
+	reg *prometheus.Registry
+
+	webhooks     *prometheus.CounterVec
+	messages     *prometheus.CounterVec
+	replySeconds prometheus.Histogram
+	apiRequests  *prometheus.CounterVec
+	tokens       *prometheus.CounterVec
+	graphSends   *prometheus.CounterVec
+	graphRetries prometheus.Counter
+	notSent      *prometheus.CounterVec
+	storeSeconds *prometheus.HistogramVec
+	storeErrors  *prometheus.CounterVec
+}
+
+// Token kinds, the values of mombot_anthropic_tokens_total's kind label.
+const (
+	TokensInput        = "input"
+	TokensCacheWrite5m = "cache_write_5m"
+	TokensCacheWrite1h = "cache_write_1h"
+	TokensCacheRead    = "cache_read"
+	TokensOutput       = "output"
+)
+
+// New returns the metrics, with the Go runtime's and the process's
+// collectors registered next to them.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_webhooks_total",
+			Help: "Webhook deliveries (POST /webhook) by result: received, or refused with the reason.",
+		}, []string{"result", "reason"}),
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_messages_total",
+			Help: "Messages by outcome (answered, skipped, failed) and, for skipped ones, the reason.",
+		}, []string{"outcome", "reason"}),
+		replySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mombot_reply_duration_seconds",
+			Help:    "Time the assistant takes to reply to a message, API calls and tools included.",
+			Buckets: []float64{0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300},
+		}),
+		apiRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_anthropic_requests_total",
+			Help: "HTTP requests to the Anthropic API, each retry counted, by status code (\"error\" for no answer).",
+		}, []string{"status"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_anthropic_tokens_total",
+			Help: "Tokens the Anthropic API reported in its usage, by kind: input, cache_write_5m, cache_write_1h, cache_read, output.",
+		}, []string{"kind"}),
+		graphSends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_graph_send_attempts_total",
+			Help: "Attempts to send a reply part through the WhatsApp Graph API, by result (sent, failed).",
+		}, []string{"result"}),
+		graphRetries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mombot_graph_send_retries_total",
+			Help: "Failed Graph API send attempts followed by another attempt.",
+		}),
+		notSent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_graph_replies_not_sent_total",
+			Help: "Reply parts given up on after the retries, by failure: permanent, or temporary (the message stays in the inbox).",
+		}, []string{"failure"}),
+		storeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mombot_store_operation_duration_seconds",
+			Help:    "Conversation store operations' latency, by operation.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"op"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mombot_store_errors_total",
+			Help: "Conversation store operations that failed, by operation (a conversation not found is not a failure).",
+		}, []string{"op"}),
+	}
+	m.reg.MustRegister(m.webhooks, m.messages, m.replySeconds, m.apiRequests, m.tokens,
+		m.graphSends, m.graphRetries, m.notSent, m.storeSeconds, m.storeErrors,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Series that exist from the start, so that a rate() has a zero to
+	// begin from.
+	m.webhooks.WithLabelValues("received", "")
+	m.messages.WithLabelValues("answered", "")
+	m.messages.WithLabelValues("failed", "")
+	for _, k := range []string{TokensInput, TokensCacheWrite5m, TokensCacheWrite1h, TokensCacheRead, TokensOutput} {
+		m.tokens.WithLabelValues(k)
+	}
+	m.graphSends.WithLabelValues("sent")
+	m.graphSends.WithLabelValues("failed")
+	return m
+}
+
+// Registry returns the registry the metrics are in, to add others.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Webhook implements whatsapp.Observer.
+func (m *Metrics) Webhook(refused string) {
+	if refused == "" {
+		m.webhooks.WithLabelValues("received", "").Inc()
+		return
+	}
+	m.webhooks.WithLabelValues("refused", refused).Inc()
+}
+
+// MessageSkipped implements whatsapp.Observer.
+func (m *Metrics) MessageSkipped(reason string) {
+	m.messages.WithLabelValues("skipped", reason).Inc()
+}
+
+// SendAttempt implements whatsapp.Observer.
+func (m *Metrics) SendAttempt(sent, retry bool) {
+	if sent {
+		m.graphSends.WithLabelValues("sent").Inc()
+		return
+	}
+	m.graphSends.WithLabelValues("failed").Inc()
+	if retry {
+		m.graphRetries.Inc()
+	}
+}
+
+// ReplyNotSent implements whatsapp.Observer.
+func (m *Metrics) ReplyNotSent(permanent bool) {
+	if permanent {
+		m.notSent.WithLabelValues("permanent").Inc()
+		return
+	}
+	m.notSent.WithLabelValues("temporary").Inc()
+}
+
+// Replied records a reply the assistant took d to make: answered, or
+// failed (the sender got an apology) when err is not nil.
+func (m *Metrics) Replied(d time.Duration, err error) {
+	m.replySeconds.Observe(d.Seconds())
+	if err != nil {
+		m.messages.WithLabelValues("failed", "").Inc()
+		return
+	}
+	m.messages.WithLabelValues("answered", "").Inc()
+}
+
+// InboxDepth reports, as mombot_inbox_senders, the number of senders
+// with messages waiting in the inbox, as count says at each scrape
+// (bounded by a short timeout); a failing count reports nothing.
+func (m *Metrics) InboxDepth(count func(ctx context.Context) (int, error)) {
+	m.reg.MustRegister(&inboxCollector{count: count, desc: prometheus.NewDesc(
+		"mombot_inbox_senders", "Senders with messages waiting in the inbox to be answered.", nil, nil)})
+}
+
+type inboxCollector struct {
+	count func(ctx context.Context) (int, error)
+	desc  *prometheus.Desc
+}
+
+func (c *inboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *inboxCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := c.count(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
+}
