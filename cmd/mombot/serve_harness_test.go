@@ -112,6 +112,7 @@ func (f *serveFixture) env() []string {
 func (f *serveFixture) mombot(args ...string) string {
 	f.t.Helper()
 	cmd := exec.Command(f.bin, args...)
+	cmd.Dir = f.dir // relative defaults (data/lists.json) stay in the test's folder
 	cmd.Env = append(f.env(), "MOMBOT_CONFIG="+f.config)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -159,6 +160,7 @@ func (f *serveFixture) start(extra ...string) *servedProc {
 	f.t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--config", f.config}, f.args...)
 	cmd := exec.Command(f.bin, append(args, extra...)...)
+	cmd.Dir = f.dir // relative defaults (data/lists.json) stay in the test's folder
 	cmd.Env = f.env()
 	p := &servedProc{t: f.t, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
