@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -42,8 +43,8 @@ var _ conversation.RecentMessages = (*Store)(nil)
 // that the writers of every process and goroutine are ordered and a change
 // never waits for, or delays, a save of a conversation. A reader needs no
 // lock: the file is only ever replaced whole. The file is small (at most
-// conversation.MaxRecentPerPhone messages of a few hundred bytes a person),
-// so it is read for each call rather than cached.
+// conversation.MaxRecentPerPhone messages of a few hundred bytes a person);
+// it is parsed once and read again only when it was replaced (recentCache).
 //
 // A file that does not parse is moved aside, under the lock, to path +
 // ".corrupt-<time>" with an error in the log, and remembering starts anew;
@@ -163,6 +164,8 @@ type recentCache struct {
 	mu    sync.Mutex
 	file  *recentFile // never changed in place; nil: not read
 	stamp stamp
+
+	tempsGone atomic.Bool // a killed writer's temporary files were removed
 }
 
 // readRecent returns the file's content, which the caller must not change
@@ -233,6 +236,13 @@ func (s *Store) changeRecent(change func(*recentFile) bool) error {
 		return fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	defer unlockFile(lock)
+	if !s.recent.tempsGone.Swap(true) {
+		// Under the lock no writer is using a temporary file: any left
+		// is a killed writer's.
+		if n, err := atomicfile.RemoveTemps(path); err != nil {
+			s.log.Warn("jsonfile: removing the recent messages' leftover temporary files", "path", path, "removed", n, "err", err)
+		}
+	}
 	f, err := s.readRecent()
 	if errors.Is(err, errCorruptRecent) {
 		aside := path + ".corrupt-" + time.Now().Format("20060102T150405.000000")

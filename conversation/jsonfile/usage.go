@@ -288,15 +288,10 @@ func (s *Store) withUsageLock(fn func() error) error {
 	if !s.utempsGone {
 		// Under the lock no writer is using a temporary file: any left is
 		// a killed writer's.
-		dir, base := filepath.Split(s.usagePath)
-		if dir == "" {
-			dir = "."
-		}
-		names, _ := filepath.Glob(filepath.Join(dir, atomicfile.TempPrefix(base)+"*"))
-		for _, n := range names {
-			os.Remove(n)
-		}
 		s.utempsGone = true
+		if n, err := atomicfile.RemoveTemps(s.usagePath); err != nil {
+			s.log.Warn("jsonfile: removing the usage ledger's leftover temporary files", "path", s.usagePath, "removed", n, "err", err)
+		}
 	}
 	return fn()
 }
