@@ -86,7 +86,7 @@ func (m Message) encode(b *bytes.Buffer, stored bool) error {
 	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
 	b.WriteString(`{"role":`)
-	b.Write(quote(m.Role))
+	writeQuoted(b, m.Role)
 	b.WriteString(`,"content":`)
 	if needsCompact(m.Content) {
 		b.Write(compact(m.Content))
@@ -105,6 +105,9 @@ func (m Message) encode(b *bytes.Buffer, stored bool) error {
 // encodeExtra writes ,"key":value for each key of extra but skip, in sorted
 // order.
 func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...string) error {
+	if len(extra) == 0 {
+		return nil // most turns and messages: no sorting, no allocation
+	}
 	for _, k := range slices.Sorted(maps.Keys(extra)) {
 		if slices.Contains(skip, k) {
 			continue
@@ -114,7 +117,7 @@ func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...stri
 			return errors.New("extra " + k + " is not valid JSON")
 		}
 		b.WriteByte(',')
-		b.Write(quote(k))
+		writeQuoted(b, k)
 		b.WriteByte(':')
 		b.Write(compact(v))
 	}
@@ -424,6 +427,17 @@ func quote(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// writeQuoted writes quote(s) to b, without allocating when s is plain.
+func writeQuoted(b *bytes.Buffer, s string) {
+	if !plain(s) {
+		b.Write(quote(s))
+		return
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // plain reports whether s is printable ASCII without a quote or a
