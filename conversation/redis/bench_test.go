@@ -6,6 +6,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,10 +57,10 @@ func benchPhone(i int) string { return fmt.Sprintf("+1%010d", i) }
 
 // benchPrefix returns the prefix of phones conversations of benchTurns
 // turns each, last active at storetest.Start, populating them on first use
-// with pipelines of a thousand phones. The turns are plain JSON, as an
-// older version wrote them, so History here takes the path that decodes
-// and validates them; conversation/storebench measures turns this version
-// saved.
+// with pipelines of a thousand phones. The turns' head lines have no
+// checksums, as for turns another program wrote, so History here takes
+// the path that decodes and validates them; conversation/storebench
+// measures turns this version saved.
 func benchPrefix(b *testing.B, phones int) string {
 	b.Helper()
 	benchMu.Lock()
@@ -71,15 +72,18 @@ func benchPrefix(b *testing.B, phones int) string {
 	benchPrefixes[phones] = prefix // cleaned up even if populating fails
 	rdb := rawClient(b)
 	ctx := context.Background()
-	data := make([]any, benchTurns)
-	for i := range data {
+	data := make([]any, 1+benchTurns)
+	// The head (see turns.go): the last activity, and a line per turn
+	// without a checksum ("-") or tool ids.
+	data[0] = fmt.Sprintf("2 %d\n%s", storetest.Start.UnixMicro(), strings.Repeat("-\n", benchTurns))
+	for i := range benchTurns {
 		t := turn(fmt.Sprintf("question %d: what should we cook tonight?", i),
 			fmt.Sprintf("answer %d: lemon chicken with rice takes about 30 minutes.", i))
 		js, err := t.MarshalJSON()
 		if err != nil {
 			b.Fatal(err)
 		}
-		data[i] = js
+		data[1+i] = js
 	}
 	start := time.Now()
 	// An hour's TTL, so that the keys go away even if cleanup does not run.
@@ -88,9 +92,8 @@ func benchPrefix(b *testing.B, phones int) string {
 		pipe := rdb.Pipeline()
 		for p := lo; p < min(lo+1000, phones); p++ {
 			phone := benchPhone(p)
-			pipe.Set(ctx, prefix+"last:"+phone, storetest.Start.UnixMicro(), ttl)
-			pipe.RPush(ctx, prefix+"turns:"+phone, data...)
-			pipe.Expire(ctx, prefix+"turns:"+phone, ttl)
+			pipe.RPush(ctx, prefix+"conv:"+phone, data...)
+			pipe.Expire(ctx, prefix+"conv:"+phone, ttl)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatal(err)
@@ -119,8 +122,8 @@ func benchMemory(b *testing.B, phones int) *conversation.Memory {
 }
 
 // BenchmarkSaveTurn saves one text turn for a random phone of a full
-// conversation: one script that pushes the turn, drops the oldest and
-// renews the TTL.
+// conversation: one MULTI/EXEC of the script that writes the head, drops
+// the oldest and renews the TTL, and the RPUSHX of the turn.
 func BenchmarkSaveTurn(b *testing.B) {
 	testURL(b)
 	for _, n := range benchSizes {
@@ -138,7 +141,7 @@ func BenchmarkSaveTurn(b *testing.B) {
 }
 
 // BenchmarkHistory loads the history of a random phone: 10 turns, 20
-// messages, in one script.
+// messages, in one LRANGE.
 func BenchmarkHistory(b *testing.B) {
 	testURL(b)
 	for _, n := range benchSizes {

@@ -7,11 +7,37 @@
 // # Keys
 //
 // Every key starts with [Options].Prefix ("mombot:" by default). A phone's
-// conversation is three keys:
+// conversation is one list:
 //
-//	<prefix>last:<phone>    string: last activity, Unix microseconds
-//	<prefix>turns:<phone>   list: the turns as JSON, oldest first
-//	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
+//	<prefix>conv:<phone>    list: the head, then the turns, oldest first
+//
+// A turn's element is its JSON as [conversation.Turn.MarshalJSON] writes
+// it. The head is text (turns.go): a format version, the last activity in
+// Unix microseconds, and a line per turn with the CRC-32C of its element
+// and its tool_use ids in hex:
+//
+//	2 1771929300123456
+//	9f3a01c2 746f6f6c755f31
+//	1b2c3d4e
+//
+// One LRANGE reads a conversation at one instant: a load splits each turn
+// whose checksum matches its line without decoding or validating it again
+// (it was validated as it was saved) and decodes and validates any other.
+// The conversation is the turns the head has lines for: an element after
+// them (the turn of a save that was refused, or whose script did not run)
+// is no part of it, and the next save drops it. A save checks a new turn's
+// tool ids against the lines of the turns that stay, without moving the
+// turns through Lua.
+//
+// Versions before this one kept a conversation in three keys (last:,
+// turns: and ids:, see legacy.go). This version reads a conversation that
+// is only there, and its first save moves the turns that stay into the
+// list and deletes the three keys, atomically; since they carried the
+// conversation's TTL, none are left an inactivity timeout after an
+// upgrade. An older version does not read the list: replicas of both
+// versions sharing one Redis at once (during a rolling upgrade, or after
+// going back) do not see each other's conversations, which then start
+// anew for the one that cannot read them. Upgrade every replica at once.
 //
 // Apart from the conversation, a phone's recent messages (for replies to
 // them, [conversation.RecentMessages]) are two keys with a week's TTL, see
@@ -40,23 +66,26 @@
 // delivery/redis puts its keys under the same prefix (lock:, queue:,
 // waiting:, seen:), on the same connections.
 //
-// The keys of a conversation carry the same TTL: the inactivity timeout of the save plus a second,
-// renewed on every save. The TTL is only the garbage collector, so that
-// people who never come back do not stay in Redis and no sweeper is needed;
-// whether a conversation is over is decided by [conversation.Memory] from
-// the stored last activity and its own clock, so that a fake clock in tests
-// and the original's "more than the timeout" rule both hold.
+// The conversation's list carries a TTL: the inactivity timeout of the
+// save plus a second, renewed on every save. The TTL is only the garbage
+// collector, so that people who never come back do not stay in Redis and
+// no sweeper is needed; whether a conversation is over is decided by
+// [conversation.Memory] from the stored last activity and its own clock,
+// so that a fake clock in tests and the original's "more than the
+// timeout" rule both hold.
 //
 // # Atomicity
 //
-// A save is one Lua script: it restarts the conversation if the stored last
-// activity is older than the timeout, pushes the turn, trims the lists to the
-// turn cap and sets the keys' TTL. [Store.Expire] is a script too that
-// deletes only if the stored last activity is at or before the cutoff, and
-// [Store.Load] reads both keys in one MULTI/EXEC. Redis runs a script alone, so
-// two replicas saving for one phone, or a save racing an expiry, never leave
-// a conversation half written. Listing uses SCAN, never KEYS, and so does
-// not stop the server.
+// A save is one MULTI/EXEC, one round trip: a Lua script that restarts
+// the conversation if the stored last activity is older than the timeout,
+// checks the new turn's tool ids, writes the new head, drops the turns
+// beyond the cap and sets the TTL; then an RPUSHX of the turn, which so
+// never passes through Lua. [Store.Expire] is a script that deletes only
+// if the stored last activity is at or before the cutoff, and
+// [Store.Load] is one LRANGE. Redis runs a transaction and a script
+// alone, so two replicas saving for one phone, or a save racing an
+// expiry, never leave a conversation half written. Listing uses SCAN,
+// never KEYS, and so does not stop the server.
 //
 // # Durability
 //

@@ -36,8 +36,8 @@ const (
 	// attempted twice.
 	DefaultDialTimeout = time.Second
 	// DefaultReadTimeout bounds the wait for a reply. Every command the
-	// store and its helpers send is short: a script over one phone's two
-	// keys, or a SCAN step or pipeline of at most 1,000 keys.
+	// store and its helpers send is short: a script or transaction over
+	// one phone's keys, or a SCAN step or pipeline of at most 1,000 keys.
 	DefaultReadTimeout = time.Second
 	// DefaultWriteTimeout bounds sending a command.
 	DefaultWriteTimeout = time.Second
@@ -240,13 +240,23 @@ func (s *Store) Client() *goredis.Client { return s.rdb }
 // keys under it too.
 func (s *Store) Prefix() string { return s.prefix }
 
-func (s *Store) lastKey(phone string) string  { return s.prefix + "last:" + phone }
-func (s *Store) turnsKey(phone string) string { return s.prefix + "turns:" + phone }
-func (s *Store) idsKey(phone string) string   { return s.prefix + "ids:" + phone }
+// The kinds of key of a conversation: its list, and the older layout's
+// three keys (legacy.go).
+const (
+	convKind  = "conv:"
+	lastKind  = "last:"
+	turnsKind = "turns:"
+	idsKind   = "ids:"
+)
 
-// keys returns the keys of phone's conversation, as the scripts take them.
+func (s *Store) convKey(phone string) string  { return s.prefix + convKind + phone }
+func (s *Store) lastKey(phone string) string  { return s.prefix + lastKind + phone }
+func (s *Store) turnsKey(phone string) string { return s.prefix + turnsKind + phone }
+
+// keys returns the keys of phone's conversation, as the scripts take them:
+// its list, then the older layout's last activity, turns and ids.
 func (s *Store) keys(phone string) []string {
-	return []string{s.lastKey(phone), s.turnsKey(phone), s.idsKey(phone)}
+	return []string{s.convKey(phone), s.lastKey(phone), s.turnsKey(phone), s.prefix + idsKind + phone}
 }
 
 // globEscape escapes the characters that SCAN's MATCH pattern gives a

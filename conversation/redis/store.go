@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -20,179 +22,260 @@ import (
 // timeout" rule is still in Redis when it is read at the boundary.
 const ttlSlack = time.Second
 
-// appendScript saves one turn as [conversation.AppendTurn] describes.
-//
-//	KEYS[1] last activity (string, Unix µs)   KEYS[2] turns (list)
-//	KEYS[3] the turns' tool ids (list, see idsEntry)
-//	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
-//	ARGV[4] TTL (ms)        ARGV[5] the turn's element
-//	ARGV[6] the turn's ids entry   ARGV[7...] the turn's tool_use ids, hex
-//
-// Microseconds since 1970 and their differences times 1000 stay below 2^53,
-// so Lua's doubles compare them exactly. A last activity that is not a
-// number, written by someone else, counts as expired, and so does a missing
-// one: the turns list is then deleted before the push.
-//
-// In a conversation that goes on, the turn's tool_use ids must not be those
-// of a turn that stays next to it ([conversation.KeptTurns]). They are read
-// from the ids list, without moving the turns through Lua, when it is in
-// step with the turns: as long, and its last entry carries the checksum in
-// the last turn's header. Otherwise (turns pushed, trimmed or replaced by an
-// older version, or none of them ours) the list is built again from the
-// turns: their headers, or their JSON for turns without one. The script
-// then returns the id in use, hex, and changes nothing; otherwise 1.
-//
-// Redis does not undo a script that fails half way, so everything that can
-// fail is checked before the first write.
-var appendScript = goredis.NewScript(`
-local last = redis.call('GET', KEYS[1])
-local l = last and tonumber(last)
-local cap = tonumber(ARGV[3])
-local rebuilt
-if not l or (tonumber(ARGV[1]) - l) * 1000 > tonumber(ARGV[2]) then
-	-- No conversation, or an expired one. Turns without their last
-	-- activity (evicted or deleted by hand) are no conversation either and
-	-- must not come back into the new one. Keys of another type are not
-	-- ours to delete.
-	for i = 2, 3 do
-		local kind = redis.call('TYPE', KEYS[i])['ok']
-		if kind ~= 'list' and kind ~= 'none' then
-			return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds a ' .. kind .. ', not a list')
-		end
+// luaLines is Lua shared by the scripts that read a conversation's list
+// (see turns.go). lastOf returns the last activity in a head, or nil for a
+// head this version does not read. lineOf returns the head line of an
+// element that has none (moved over from the older layout, or out of step
+// after a change by hand): "-", since Lua has no CRC-32C, and the tool_use
+// ids, from the older layout's header member or else from the JSON.
+const luaLines = `
+local function lastOf(head)
+	return tonumber(string.match(head, '^2 (%-?%d+)\n'))
+end
+local function hexOf(s)
+	return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
+end
+local function lineOf(e)
+	local ids = string.match(e, '^{"_mombot":"1 %x+([%x ]*)",')
+	if ids then
+		return '-' .. ids
 	end
-	redis.call('DEL', KEYS[2], KEYS[3])
-else
-	-- LLEN and LRANGE fail on a key of another type, before any write.
-	local n = redis.call('LLEN', KEYS[2])
-	local entries = redis.call('LRANGE', KEYS[3], 0, -1)
-	local synced = n == #entries
-	if synced and n > 0 then
-		local sum = string.match(redis.call('LINDEX', KEYS[2], -1), '^{"_mombot":"1 (%x+)')
-		synced = sum ~= nil and sum == string.match(entries[n], '^(%x+)')
-	end
-	if not synced then
-		rebuilt = {}
-		for _, e in ipairs(redis.call('LRANGE', KEYS[2], 0, -1)) do
-			local sum, ids = string.match(e, '^{"_mombot":"1 (%x+)([%x ]*)",')
-			if not sum then
-				sum, ids = '-', ''
-				local ok, t = pcall(cjson.decode, e)
-				if ok and type(t) == 'table' and type(t.messages) == 'table' then
-					for _, m in ipairs(t.messages) do
-						if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
-							for _, b in ipairs(m.content) do
-								if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
-									ids = ids .. ' ' .. string.gsub(b.id, '.', function(c) return string.format('%02x', string.byte(c)) end)
-								end
-							end
-						end
+	ids = ''
+	local ok, t = pcall(cjson.decode, e)
+	if ok and type(t) == 'table' and type(t.messages) == 'table' then
+		for _, m in ipairs(t.messages) do
+			if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
+				for _, b in ipairs(m.content) do
+					if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
+						ids = ids .. ' ' .. hexOf(b.id)
 					end
 				end
 			end
-			table.insert(rebuilt, sum .. ids)
 		end
-		entries = rebuilt
 	end
-	if #ARGV >= 7 and cap ~= 1 and #entries > 0 then
-		local from = 1
-		if cap > 1 then
-			from = math.max(1, #entries - cap + 2)
+	return '-' .. ids
+end
+`
+
+// appendScript is the first half of a save (see Store.Append): it makes
+// the conversation's list ready for the turn that the same transaction
+// pushes after it, as [conversation.AppendTurn] describes.
+//
+//	KEYS[1] the conversation (list: head, turns)
+//	KEYS[2], KEYS[3], KEYS[4] the older layout's last activity, turns and
+//	        ids (legacy.go), moved into KEYS[1] by the first save
+//	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
+//	ARGV[4] TTL (ms)   ARGV[5] the turn's head line
+//	ARGV[6...] the turn's tool_use ids, hex
+//
+// It writes the new head (the last activity, the kept turns' lines and the
+// new turn's), drops the turns that the cap drops and any element after
+// the head's turns (the turn of a save that was refused or whose script
+// did not run: such elements are no part of the conversation, see
+// Store.Load), and renews the TTL. In a conversation that goes on that is
+// five calls: read the head and the list's length, write the head (over
+// the oldest turn when the cap drops it, then trimmed off), renew the
+// TTL. Neither the turns nor the new turn move through Lua; only the head
+// does, well under a kilobyte.
+//
+// Microseconds since 1970 and their differences times 1000 stay below 2^53,
+// so Lua's doubles compare them exactly. A missing head, or one this
+// version does not read, is no conversation, and an expired one is over:
+// the list then starts anew, with the turns that stay of a conversation
+// in the older layout if there is one.
+//
+// In a conversation that goes on, the turn's tool_use ids must not be those
+// of a turn that stays next to it ([conversation.KeptTurns]); they are
+// found in the kept turns' head lines, each id behind a space. The script
+// then returns the id in use, hex, and changes nothing; otherwise 1.
+//
+// Redis does not undo a script that fails half way, so everything that can
+// fail (a key of another type) is read before the first write.
+var appendScript = goredis.NewScript(luaLines + `
+local now, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
+local function expired(l)
+	return not l or (now - l) * 1000 > tonumber(ARGV[2])
+end
+local lines = ''  -- the kept turns' head lines, each ending in a newline
+local drop = 0    -- turns that the cap drops
+local n, len      -- the turns in the head, the list's length
+local moved       -- elements moved over from the older layout
+local oldLast     -- the older layout's last activity
+local head = redis.call('LINDEX', KEYS[1], 0)
+local last = head and lastOf(head)
+if last and not expired(last) then
+	local rest = string.match(head, '^[^\n]*\n(.*)$')
+	local pos = 1
+	n = 0
+	while true do
+		local nl = string.find(rest, '\n', pos, true)
+		if not nl then break end
+		n, pos = n + 1, nl + 1
+	end
+	len = redis.call('LLEN', KEYS[1])
+	if pos <= #rest or len < n + 1 then
+		-- Fewer turns than lines (changed by hand): the turns are
+		-- the conversation, their lines built again.
+		local t = {}
+		for i, e in ipairs(redis.call('LRANGE', KEYS[1], 1, -1)) do
+			t[i] = lineOf(e) .. '\n'
 		end
-		-- The kept entries on lines of their own: an id is then a
-		-- space, its hex, and a space or a newline; a checksum starts
-		-- a line. Plain finds in one string make no garbage per id,
-		-- where splitting every entry into a table of ids cost Redis
-		-- more than the rest of the script.
-		local kept = '\n' .. table.concat(entries, '\n', from, #entries) .. '\n'
-		for i = 7, #ARGV do
-			if string.find(kept, ' ' .. ARGV[i] .. ' ', 1, true) or string.find(kept, ' ' .. ARGV[i] .. '\n', 1, true) then
-				return ARGV[i]
-			end
+		rest, n = table.concat(t), #t
+	end
+	if cap > 0 and n >= cap then
+		drop = n - cap + 1
+	end
+	pos = 1
+	for _ = 1, drop do
+		pos = string.find(rest, '\n', pos, true) + 1
+	end
+	lines = string.sub(rest, pos)
+elseif not last then
+	oldLast = redis.call('GET', KEYS[2])
+	if oldLast and not expired(tonumber(oldLast)) then
+		moved = {}
+		if cap ~= 1 then
+			moved = redis.call('LRANGE', KEYS[3], cap > 0 and 1 - cap or 0, -1)
+		end
+		local t = {}
+		for i, e in ipairs(moved) do
+			t[i] = lineOf(e) .. '\n'
+		end
+		lines = table.concat(t)
+	end
+end
+if #ARGV >= 6 and lines ~= '' then
+	for i = 6, #ARGV do
+		if string.find(lines, ' ' .. ARGV[i] .. ' ', 1, true) or string.find(lines, ' ' .. ARGV[i] .. '\n', 1, true) then
+			return ARGV[i]
 		end
 	end
 end
-if rebuilt then
-	redis.call('DEL', KEYS[3])
-	if #rebuilt > 0 then
-		redis.call('RPUSH', KEYS[3], unpack(rebuilt))
+local newHead = '2 ' .. ARGV[1] .. '\n' .. lines .. ARGV[5] .. '\n'
+if n then
+	redis.call('LSET', KEYS[1], drop, newHead)
+	if drop > 0 or len > n + 1 then
+		redis.call('LTRIM', KEYS[1], drop, n)
+	end
+	redis.call('PEXPIRE', KEYS[1], ARGV[4])
+	return 1
+end
+if head then
+	redis.call('DEL', KEYS[1])
+end
+redis.call('RPUSH', KEYS[1], newHead)
+if moved then
+	for i = 1, #moved, 1000 do
+		redis.call('RPUSH', KEYS[1], unpack(moved, i, math.min(i + 999, #moved)))
 	end
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
-redis.call('RPUSH', KEYS[2], ARGV[5])
-local len = redis.call('RPUSH', KEYS[3], ARGV[6])
-if cap > 0 and len > cap then
-	redis.call('LTRIM', KEYS[2], -cap, -1)
-	redis.call('LTRIM', KEYS[3], -cap, -1)
+if oldLast then
+	redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `)
 
 // expireScript deletes the conversation if its last activity is at or
-// before ARGV[1] (Unix µs).
-var expireScript = goredis.NewScript(`
-local last = redis.call('GET', KEYS[1])
+// before ARGV[1] (Unix µs), in whichever layout it is.
+var expireScript = goredis.NewScript(luaLines + `
+local head = redis.call('LINDEX', KEYS[1], 0)
+local last = head and lastOf(head)
+if last then
+	if last > tonumber(ARGV[1]) then
+		return 0
+	end
+	return redis.call('DEL', KEYS[1])
+end
+last = redis.call('GET', KEYS[2])
 if not last then
 	return 0
 end
-local l = tonumber(last)
-if l and l > tonumber(ARGV[1]) then
+last = tonumber(last)
+if last and last > tonumber(ARGV[1]) then
 	return 0
 end
-redis.call('DEL', KEYS[3])
-return redis.call('DEL', KEYS[1], KEYS[2])
+return redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 `)
 
-// deleteScript deletes the conversation and returns 1, or 0 if there was
-// none.
-var deleteScript = goredis.NewScript(`
-local n = redis.call('DEL', KEYS[1])
-redis.call('DEL', KEYS[2], KEYS[3])
+// deleteScript deletes the conversation, in either layout, and returns 1,
+// or 0 if there was none.
+var deleteScript = goredis.NewScript(luaLines + `
+local head = redis.call('LINDEX', KEYS[1], 0)
+local n = redis.call('DEL', KEYS[2])
+if head and lastOf(head) then
+	n = 1
+end
+redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
 return n
 `)
 
-// Load implements [conversation.Store]. A turn whose checksum matches was
-// validated when it was saved and is split into messages without decoding
-// again. If any other is found (written by an older version, by hand or by
-// another program), every turn is passed through [conversation.Repair]:
-// those that do not decode or fail [conversation.ValidateTurn] are left out
-// and their number is logged as a warning.
+// Load implements [conversation.Store] with one LRANGE: the head and the
+// turns, read at one instant. The conversation is the turns that the head
+// has lines for; elements after them are not part of it (see
+// appendScript). A turn whose checksum matches its head line was validated
+// when it was saved and is split into messages without decoding again. If
+// any other is found (written by hand or by another program, or moved
+// over from the older layout without its header), every turn is passed
+// through [conversation.Repair]: those that do not decode or fail
+// [conversation.ValidateTurn] are left out and their number is logged as a
+// warning. A conversation without a list, or whose list does not start
+// with a head this version reads, is read from the older layout
+// (legacy.go).
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	// One MULTI/EXEC, so both keys are read at one instant, in one round
-	// trip. (A Lua script did the same, but moving 30 kB of turns through
-	// Lua cost Redis about 70 µs; the plain commands cost a few.) Turns
-	// without their last activity key are no conversation.
-	var lastCmd *goredis.StringCmd
-	var turnsCmd *goredis.StringSliceCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		lastCmd = p.Get(ctx, s.lastKey(phone))
-		turnsCmd = p.LRange(ctx, s.turnsKey(phone), 0, -1)
-		return nil
-	})
-	if err != nil && !errors.Is(err, goredis.Nil) {
-		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
-	}
-	lastVal, err := lastCmd.Result()
-	if errors.Is(err, goredis.Nil) {
-		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", conversation.ErrNotFound)
-	}
+	elems, err := s.lrange(ctx, s.convKey(phone))
 	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
 	}
-	elems, err := turnsCmd.Result()
-	if err != nil {
-		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+	if c, ok := s.fromList(ctx, phone, elems); ok {
+		return c, nil
 	}
-	last, ok := parseMicros(lastVal)
+	return s.loadLegacy(ctx, phone)
+}
+
+// replySize is the size of the last LRANGE reply, so that the next one's
+// buffer is allocated once.
+var replySize atomic.Int64
+
+// lrange returns the elements of the list at key, read in one buffer that
+// they share.
+func (s *Store) lrange(ctx context.Context, key string) ([][]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(min(replySize.Load(), 1<<20)) + 1024)
+	if err := s.rdb.DoRawWriteTo(ctx, &buf, "LRANGE", key, 0, -1).Err(); err != nil {
+		return nil, err
+	}
+	replySize.Store(int64(buf.Len()))
+	return splitArray(buf.Bytes())
+}
+
+// fromList reads a conversation from its list: its head, then its turns.
+// ok is false when the list does not start with a head this version
+// reads (or is empty).
+func (s *Store) fromList(ctx context.Context, phone string, elems [][]byte) (c conversation.Conversation, ok bool) {
+	if len(elems) == 0 {
+		return c, false
+	}
+	micros, sums, ok := parseHead(elems[0])
 	if !ok {
-		s.log.WarnContext(ctx, "redis: stored last activity is not a number; the conversation counts as expired",
-			"phone", maskPhone(phone))
+		return c, false
 	}
-	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(elems))}
+	elems = elems[1:]
+	if len(elems) >= len(sums) {
+		elems = elems[:len(sums)]
+	} else {
+		sums = nil // fewer turns than lines, changed by hand: trust none
+	}
+	c = conversation.Conversation{Phone: phone, LastActive: time.UnixMicro(micros), Turns: make([]conversation.Turn, 0, len(elems))}
 	undecodable, foreign := 0, false
-	for _, v := range elems {
-		t, trusted, err := decodeTurn([]byte(v))
+	for i, e := range elems {
+		if sums != nil && checksumMatches(sums[i], e) {
+			if t, err := conversation.ParseStoredTurn(e); err == nil {
+				c.Turns = append(c.Turns, t)
+				continue
+			}
+		}
+		t, trusted, err := decodeTurn(e)
 		if err != nil {
 			undecodable++
 			continue
@@ -200,8 +283,15 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		foreign = foreign || !trusted
 		c.Turns = append(c.Turns, t)
 	}
+	return s.repaired(ctx, c, undecodable, foreign), true
+}
+
+// repaired passes c's turns through conversation.Repair when some were
+// not known to be valid (foreign) or left out (undecodable), and logs what
+// was dropped.
+func (s *Store) repaired(ctx context.Context, c conversation.Conversation, undecodable int, foreign bool) conversation.Conversation {
 	if !foreign && undecodable == 0 {
-		return c, nil
+		return c
 	}
 	// What is in Redis may have been written by another program or an
 	// older version; a history with a broken turn would make every later
@@ -210,27 +300,56 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 	c.Turns, invalid = conversation.Repair(c.Turns)
 	if dropped := undecodable + invalid; dropped > 0 {
 		s.log.WarnContext(ctx, "redis: dropped invalid stored turns",
-			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
+			"phone", maskPhone(c.Phone), "dropped", dropped, "kept", len(c.Turns))
 	}
-	return c, nil
+	return c
 }
 
-// Append implements [conversation.Store] in one Lua script, see the package
-// doc. The last activity is kept to the microsecond. Both keys' TTL becomes
-// lim.Timeout plus a second.
+// Append implements [conversation.Store] in one MULTI/EXEC, one round
+// trip: appendScript makes the list ready (the new head, the cap, the
+// tool_use ids checked, the TTL), then RPUSHX adds the turn. The turn is
+// pushed by RPUSHX rather than given to the script, because a script's
+// arguments are copied into Lua and collected by Lua's garbage collector,
+// which for a 3 kB turn cost Redis more than a SET of it. A refused turn
+// is pushed all the same, after the conversation's turns, where it is no
+// part of the conversation and the next save drops it; RPUSHX pushes only
+// onto a list that exists, so a script that did not run leaves no list
+// behind.
+// The last activity is kept to the microsecond; the conversation's TTL
+// becomes lim.Timeout plus a second.
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
-	data, entry, ids, err := encodeTurn(turn, true)
+	elem, line, ids, err := encodeTurn(turn, true)
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
 	ttl := max(lim.Timeout, 0) + ttlSlack
-	args := make([]any, 0, 6+len(ids))
+	args := make([]any, 0, 5+len(ids))
 	args = append(args, now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		(ttl + time.Millisecond - 1).Milliseconds(), data, entry)
+		(ttl + time.Millisecond - 1).Milliseconds(), line)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	res, err := appendScript.Run(ctx, s.rdb, s.keys(phone), args...).Result()
+	keys := s.keys(phone)
+	var res any
+	for attempt := 0; ; attempt++ {
+		var script *goredis.Cmd
+		_, err = s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			script = p.EvalSha(ctx, appendScript.Hash(), keys, args...)
+			p.RPushX(ctx, keys[0], elem)
+			return nil
+		})
+		res = script.Val()
+		// A script cache emptied (Redis restarted, SCRIPT FLUSH) fails
+		// the script alone: the turn was pushed after the turns, where
+		// it is no part of the conversation and the script drops it.
+		// Loading the script and saving again is then safe.
+		if attempt == 0 && err != nil && goredis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
+			if err = appendScript.Load(ctx, s.rdb).Err(); err == nil {
+				continue
+			}
+		}
+		break
+	}
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
@@ -268,39 +387,45 @@ func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) erro
 // listBatch is how many keys one SCAN step asks for and one pipeline reads.
 const listBatch = 1000
 
-// List implements [conversation.Store]. It walks the keys with SCAN, so it
-// does not block Redis however many conversations there are; a conversation
-// saved or deleted while List runs may or may not be in the result. Turns
-// counts the stored turns, including any that Load would drop as invalid.
+// List implements [conversation.Store]. It walks the keys of both layouts
+// with SCAN, so it does not block Redis however many conversations there
+// are; a conversation saved or deleted while List runs may or may not be
+// in the result. Turns counts the stored turns, including any that Load
+// would drop as invalid.
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
-	lastPrefix := s.lastKey("")
-	match := globEscape(lastPrefix) + "*"
 	seen := map[string]bool{} // SCAN may return a key twice
 	var phones []string
-	var cursor uint64
-	for {
-		keys, next, err := s.rdb.Scan(ctx, cursor, match, listBatch).Result()
-		if err != nil {
-			return nil, fmt.Errorf("redis: list: %w", err)
-		}
-		for _, k := range keys {
-			if p := strings.TrimPrefix(k, lastPrefix); !seen[p] {
-				seen[p] = true
-				phones = append(phones, p)
+	for _, kind := range []string{convKind, lastKind} {
+		prefix := s.prefix + kind
+		var cursor uint64
+		for {
+			keys, next, err := s.rdb.Scan(ctx, cursor, globEscape(prefix)+"*", listBatch).Result()
+			if err != nil {
+				return nil, fmt.Errorf("redis: list: %w", err)
 			}
-		}
-		if cursor = next; cursor == 0 {
-			break
+			for _, k := range keys {
+				if p := strings.TrimPrefix(k, prefix); !seen[p] {
+					seen[p] = true
+					phones = append(phones, p)
+				}
+			}
+			if cursor = next; cursor == 0 {
+				break
+			}
 		}
 	}
 	slices.Sort(phones)
 
 	out := make([]conversation.Summary, 0, len(phones))
 	for chunk := range slices.Chunk(phones, listBatch) {
+		heads := make([]*goredis.StringCmd, len(chunk))
+		lens := make([]*goredis.IntCmd, len(chunk))
 		lasts := make([]*goredis.StringCmd, len(chunk))
 		counts := make([]*goredis.IntCmd, len(chunk))
 		_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, phone := range chunk {
+				heads[i] = p.LIndex(ctx, s.convKey(phone), 0)
+				lens[i] = p.LLen(ctx, s.convKey(phone))
 				lasts[i] = p.Get(ctx, s.lastKey(phone))
 				counts[i] = p.LLen(ctx, s.turnsKey(phone))
 			}
@@ -310,26 +435,50 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 			return nil, fmt.Errorf("redis: list: %w", err)
 		}
 		for i, phone := range chunk {
-			v, err := lasts[i].Result()
-			if errors.Is(err, goredis.Nil) {
-				continue // deleted or expired since the scan
-			}
-			if err == nil {
-				err = counts[i].Err()
-			}
+			sum, ok, err := summary(phone, heads[i], lens[i], lasts[i], counts[i])
 			if err != nil {
 				return nil, fmt.Errorf("redis: list: %w", err)
 			}
-			last, _ := parseMicros(v)
-			out = append(out, conversation.Summary{Phone: phone, LastActive: last, Turns: int(counts[i].Val())})
+			if ok {
+				out = append(out, sum)
+			}
 		}
 	}
 	return out, nil
 }
 
-// parseMicros reads a stored last activity. A value that is not a number,
-// written by someone else, reads as the zero time: long expired, as the
-// scripts treat it too.
+// summary describes phone's conversation from the replies of List's
+// pipeline: from its list if it starts with a head, else from the older
+// layout. ok is false when it has neither (deleted or expired since the
+// scan).
+func summary(phone string, head *goredis.StringCmd, n *goredis.IntCmd, last *goredis.StringCmd, count *goredis.IntCmd) (conversation.Summary, bool, error) {
+	h, err := head.Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return conversation.Summary{}, false, err
+	}
+	if micros, sums, ok := parseHead([]byte(h)); ok {
+		// The turns the head has lines for (Load's rule), of those
+		// that are there.
+		turns := min(len(sums), max(int(n.Val())-1, 0))
+		return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, n.Err()
+	}
+	v, err := last.Result()
+	if errors.Is(err, goredis.Nil) {
+		return conversation.Summary{}, false, nil
+	}
+	if err == nil {
+		err = count.Err()
+	}
+	if err != nil {
+		return conversation.Summary{}, false, err
+	}
+	lastActive, _ := parseMicros(v)
+	return conversation.Summary{Phone: phone, LastActive: lastActive, Turns: int(count.Val())}, true, nil
+}
+
+// parseMicros reads a last activity of the older layout. A value that is
+// not a number, written by someone else, reads as the zero time: long
+// expired, as the scripts treat it too.
 func parseMicros(s string) (time.Time, bool) {
 	us, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {

@@ -1,0 +1,83 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// Versions before the conversation list kept a conversation in three keys
+// (format 1), which this version reads and moves over:
+//
+//	<prefix>last:<phone>    string: last activity, Unix microseconds
+//	<prefix>turns:<phone>   list: the turns as JSON, oldest first, each
+//	                        behind a header member (turns.go)
+//	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
+//
+// A load that finds no list reads them; the first save after the upgrade
+// moves the turns that stay into the list and deletes the three keys, in
+// the append script, so that a conversation is in one layout or the other
+// at every instant; Expire, Delete, Replace and List know both. The keys
+// carried the conversation's TTL, so that an upgrade leaves none of them
+// after the inactivity timeout.
+
+// loadLegacy reads phone's conversation when its list was found empty or
+// without a head: in one MULTI/EXEC, the list again (a save may have moved
+// the conversation over since) and the older layout's last activity and
+// turns.
+func (s *Store) loadLegacy(ctx context.Context, phone string) (conversation.Conversation, error) {
+	var listCmd, turnsCmd *goredis.StringSliceCmd
+	var lastCmd *goredis.StringCmd
+	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		listCmd = p.LRange(ctx, s.convKey(phone), 0, -1)
+		lastCmd = p.Get(ctx, s.lastKey(phone))
+		turnsCmd = p.LRange(ctx, s.turnsKey(phone), 0, -1)
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+	}
+	if c, ok := s.fromList(ctx, phone, byteSlices(listCmd.Val())); ok {
+		return c, nil
+	}
+	lastVal, err := lastCmd.Result()
+	if errors.Is(err, goredis.Nil) {
+		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", conversation.ErrNotFound)
+	}
+	if err == nil {
+		err = turnsCmd.Err()
+	}
+	if err != nil {
+		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+	}
+	last, ok := parseMicros(lastVal)
+	if !ok {
+		s.log.WarnContext(ctx, "redis: stored last activity is not a number; the conversation counts as expired",
+			"phone", maskPhone(phone))
+	}
+	elems := turnsCmd.Val()
+	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(elems))}
+	undecodable, foreign := 0, false
+	for _, v := range elems {
+		t, trusted, err := decodeTurn([]byte(v))
+		if err != nil {
+			undecodable++
+			continue
+		}
+		foreign = foreign || !trusted
+		c.Turns = append(c.Turns, t)
+	}
+	return s.repaired(ctx, c, undecodable, foreign), nil
+}
+
+func byteSlices(ss []string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
