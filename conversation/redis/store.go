@@ -96,7 +96,9 @@ local now, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
 local function expired(l)
 	return not l or (now - l) * 1000 > tonumber(ARGV[2])
 end
-local lines = ''  -- the kept turns' head lines, each ending in a newline
+-- The kept turns' head lines are body from keep on, each line ending in a
+-- newline: found by position, without copying them out of the head.
+local body, keep = '', 1
 local drop = 0    -- turns that the cap drops
 local n, len      -- the turns in the head, the list's length
 local moved       -- elements moved over from the older layout
@@ -104,32 +106,31 @@ local oldLast     -- the older layout's last activity
 local head = redis.call('LINDEX', KEYS[1], 0)
 local last = head and lastOf(head)
 if last and not expired(last) then
-	local rest = string.match(head, '^[^\n]*\n(.*)$')
-	local pos = 1
+	body = head
+	keep = string.find(head, '\n', 1, true) + 1
+	local pos = keep
 	n = 0
 	while true do
-		local nl = string.find(rest, '\n', pos, true)
+		local nl = string.find(head, '\n', pos, true)
 		if not nl then break end
 		n, pos = n + 1, nl + 1
 	end
 	len = redis.call('LLEN', KEYS[1])
-	if pos <= #rest or len < n + 1 then
+	if pos <= #head or len < n + 1 then
 		-- Fewer turns than lines (changed by hand): the turns are
 		-- the conversation, their lines built again.
 		local t = {}
 		for i, e in ipairs(redis.call('LRANGE', KEYS[1], 1, -1)) do
 			t[i] = lineOf(e) .. '\n'
 		end
-		rest, n = table.concat(t), #t
+		body, keep, n = table.concat(t), 1, #t
 	end
 	if cap > 0 and n >= cap then
 		drop = n - cap + 1
 	end
-	pos = 1
 	for _ = 1, drop do
-		pos = string.find(rest, '\n', pos, true) + 1
+		keep = string.find(body, '\n', keep, true) + 1
 	end
-	lines = string.sub(rest, pos)
 elseif not last then
 	oldLast = redis.call('GET', KEYS[2])
 	if oldLast and not expired(tonumber(oldLast)) then
@@ -141,17 +142,17 @@ elseif not last then
 		for i, e in ipairs(moved) do
 			t[i] = lineOf(e) .. '\n'
 		end
-		lines = table.concat(t)
+		body = table.concat(t)
 	end
 end
-if #ARGV >= 6 and lines ~= '' then
+if #ARGV >= 6 and keep <= #body then
 	for i = 6, #ARGV do
-		if string.find(lines, ' ' .. ARGV[i] .. ' ', 1, true) or string.find(lines, ' ' .. ARGV[i] .. '\n', 1, true) then
+		if string.find(body, ' ' .. ARGV[i] .. ' ', keep, true) or string.find(body, ' ' .. ARGV[i] .. '\n', keep, true) then
 			return ARGV[i]
 		end
 	end
 end
-local newHead = '2 ' .. ARGV[1] .. '\n' .. lines .. ARGV[5] .. '\n'
+local newHead = '2 ' .. ARGV[1] .. '\n' .. string.sub(body, keep) .. ARGV[5] .. '\n'
 if n then
 	redis.call('LSET', KEYS[1], drop, newHead)
 	if drop > 0 or len > n + 1 then

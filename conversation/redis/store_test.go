@@ -766,3 +766,37 @@ func TestToolIDsMatchWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestCapEdges: with a cap of one turn no turn stays next to a new one, so
+// its tool ids are free again; with no cap (0) every turn stays, and so do
+// their ids.
+func TestCapEdges(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	ctx := context.Background()
+	now := storetest.Start
+	tool := func(user, id string) conversation.Turn {
+		return conversation.Turn{Messages: storetest.ToolTurn(user, id, "r", "ok")}
+	}
+	one := conversation.Limits{Timeout: time.Hour, MaxTurns: 1}
+	for _, user := range []string{"a", "b"} {
+		if err := s.Append(ctx, "+1", tool(user, "toolu_1"), now, one); err != nil {
+			t.Fatalf("cap 1, turn %s: %v", user, err)
+		}
+	}
+	if c, err := s.Load(ctx, "+1"); err != nil || strings.Join(turnTexts(c), ",") != "b" {
+		t.Fatalf("cap 1: Load = %q, %v; want b", turnTexts(c), err)
+	}
+	none := conversation.Limits{Timeout: time.Hour}
+	for i := range 12 {
+		if err := s.Append(ctx, "+2", tool(fmt.Sprint(i), fmt.Sprint("toolu_", i)), now, none); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, "+2", tool("again", "toolu_0"), now, none); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("no cap, the first turn's id reused: Append err = %v, want ErrInvalidTurn", err)
+	}
+	if c, err := s.Load(ctx, "+2"); err != nil || len(c.Turns) != 12 {
+		t.Fatalf("no cap: Load = %d turns, %v; want 12", len(c.Turns), err)
+	}
+}
