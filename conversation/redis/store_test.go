@@ -419,6 +419,9 @@ func TestAppendFailsWhole(t *testing.T) {
 	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl <= 59*time.Minute {
 		t.Fatalf("a failed Append changed the TTL to %v", ttl)
 	}
+	if _, err := s.Load(ctx, phone); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Fatalf("Load of a string: err = %v, want Redis's WRONGTYPE", err)
+	}
 }
 
 func TestReplacer(t *testing.T) {
