@@ -11,6 +11,7 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -114,7 +115,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 			// A slip like /hsitory would otherwise go to Claude as a
 			// message, and into the conversation.
 			fmt.Fprintf(e.stdout, "(unknown command %s%s; /help lists them. To send it as a message, start it with a space or //)\n",
-				cmd, didYouMean(cmd, chatCommands))
+				cmd, cli.DidYouMean(cmd, chatCommands))
 			continue
 		}
 		if strings.HasPrefix(line, "//") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -54,7 +55,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	n, ok := want[sub]
 	switch {
 	case !ok:
-		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, didYouMean(sub, []string{"list", "show", "clear", "migrate"}))
+		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, cli.DidYouMean(sub, []string{"list", "show", "clear", "migrate"}))
 	case len(rest) > n && n == 0:
 		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
 	case len(rest) > n:
@@ -197,7 +198,7 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if expired {
 		state = "expired: the next message starts a new conversation"
 	}
-	fmt.Fprintf(w, "Conversation with %s: %s, last active %s (%s)\n", phone, plural(len(c.Turns), "turn", "turns"),
+	fmt.Fprintf(w, "Conversation with %s: %s, last active %s (%s)\n", phone, cli.Plural(len(c.Turns), "turn", "turns"),
 		formatLastActive(c.LastActive), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
@@ -214,14 +215,6 @@ func formatLastActive(t time.Time) string {
 		return "unknown"
 	}
 	return t.Local().Format("2006-01-02 15:04:05 MST")
-}
-
-// plural writes n with the singular or plural noun: "1 turn", "2 turns".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 func main() {
@@ -100,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, didYouMean(name, commandNames()))
+		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
 	}
 	var err error
 	if e.log, err = processLogger(stderr, getenv, name); err != nil {
@@ -110,6 +111,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return err
 	}
 	return nil
+}
+
+// commandNames returns the sub-commands' names, sorted.
+func commandNames() []string {
+	names := make([]string, 0, len(commands)+1)
+	for n := range commands {
+		names = append(names, n)
+	}
+	names = append(names, "help")
+	slices.Sort(names)
+	return names
 }
 
 func printUsage(w io.Writer) {
