@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/phone"
+	"github.com/mombot/mombot/usage"
 )
 
 // fileConfig is the configuration file (--config, MOMBOT_CONFIG, default
@@ -47,8 +48,8 @@ type fileConfig struct {
 	Window   windowConfig `json:"window"`
 	CacheTTL string       `json:"cache_ttl"`
 
-	// Prices are what mombot usage estimates the cost with (usage.go).
-	Prices *priceConfig `json:"prices"`
+	// Prices are what mombot usage estimates the cost with.
+	Prices *usage.PriceConfig `json:"prices"`
 
 	dir string // the configuration file's folder
 }
@@ -137,7 +138,7 @@ func loadConfig(path string) (*fileConfig, error) {
 			return nil, fmt.Errorf("config %s: whatsapp.max_age must be a positive duration such as \"24h\", got %q", path, c.WhatsApp.MaxAge)
 		}
 	}
-	if _, err := c.Prices.resolve(); err != nil {
+	if _, err := c.Prices.Resolve(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return &c, nil
