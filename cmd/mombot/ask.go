@@ -16,6 +16,7 @@ import (
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/phone"
@@ -78,36 +79,20 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
 	}
-	fc, err := loadConfig(c.configPath)
+	fc, err := config.Load(c.configPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opts := assistant.Options{
-		Model: fc.Model, MaxTokens: fc.MaxTokens, MaxToolIterations: fc.MaxToolIterations,
-		FallbackModel: fc.FallbackModel,
-		Family:        map[string]assistant.Person{}, Logger: e.log,
-	}
-	if opts.RequestTimeout, err = fc.requestTimeout(); err != nil {
+	opts, err := fc.AssistantOptions()
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	if opts.Window, opts.CacheTTL, err = fc.window(e.getenv, c.mem.maxTurns); err != nil {
+	opts.Logger = e.log
+	if opts.Window, opts.CacheTTL, err = fc.WindowOptions(e.getenv, c.mem.maxTurns); err != nil {
 		return nil, nil, nil, err
 	}
-	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
+	if opts.Transcriber, err = fc.Transcriber(e.getenv(transcriptionKeyEnv)); err != nil {
 		return nil, nil, nil, err
-	}
-	if opts.Transcriber, err = fc.transcriber(e); err != nil {
-		return nil, nil, nil, err
-	}
-	if opts.Location, err = fc.location(""); err != nil {
-		return nil, nil, nil, err
-	}
-	for phone, p := range fc.Family {
-		loc, err := fc.location(p.Timezone)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		opts.Family[phone] = assistant.Person{Name: p.Name, Location: loc}
 	}
 	shared, err := lists.Open(c.listsFile(), nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
@@ -64,7 +65,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 
-	fc, err := loadConfig(cfg.configPath)
+	fc, err := config.Load(cfg.configPath)
 	if err != nil {
 		return err
 	}
@@ -164,17 +165,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // whatsAppSettings gathers the Cloud API settings from the environment and
 // the configuration file.
-func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, error) {
-	c := whatsapp.Config{
-		AccessToken:   strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN")),
-		AppSecret:     strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET")),
-		VerifyToken:   strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN")),
-		PhoneNumberID: envOr(e, "WHATSAPP_PHONE_NUMBER_ID", fc.WhatsApp.PhoneNumberID),
-		BaseURL:       envOr(e, "WHATSAPP_GRAPH_URL", fc.WhatsApp.GraphURL),
-		APIVersion:    fc.WhatsApp.GraphVersion,
-		AllowUnsigned: insecure && strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET")) == "",
-		Family:        map[string]string{},
-	}
+func whatsAppSettings(e *env, fc *config.File, insecure bool) (whatsapp.Config, error) {
+	c := fc.WhatsAppConfig()
+	c.AccessToken = strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN"))
+	c.AppSecret = strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET"))
+	c.VerifyToken = strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN"))
+	c.PhoneNumberID = envOr(e, "WHATSAPP_PHONE_NUMBER_ID", c.PhoneNumberID)
+	c.BaseURL = envOr(e, "WHATSAPP_GRAPH_URL", c.BaseURL)
+	c.AllowUnsigned = insecure && c.AppSecret == ""
 	// Every missing secret in one message, rather than one per run.
 	var missing []string
 	for _, v := range []struct{ value, name string }{
@@ -201,12 +199,6 @@ func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, e
 			msg += ". Without WHATSAPP_APP_SECRET anyone could post messages to the webhook (for local development only: --insecure-skip-signature)"
 		}
 		return c, errors.New(msg)
-	}
-	if fc.WhatsApp.MaxAge != "" {
-		c.MaxAge, _ = time.ParseDuration(fc.WhatsApp.MaxAge) // checked by loadConfig
-	}
-	for phone, p := range fc.Family {
-		c.Family[phone] = p.Name
 	}
 	if len(c.Family) == 0 {
 		e.log.Warn("mombot: the configuration names no family members, so no WhatsApp message will be answered")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/usage"
 )
@@ -52,7 +53,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("usage takes no arguments, got %q (see mombot usage -h)", strings.Join(pos, " "))
 	}
-	fc, err := loadConfig(*configPath)
+	fc, err := config.Load(*configPath)
 	if err != nil {
 		return err
 	}
@@ -92,11 +93,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("usage: %w", err)
 	}
-	names := map[string]string{}
-	for phone, person := range fc.Family {
-		names[phone] = person.Name
-	}
-	r.Add(days, names)
+	r.Add(days, fc.Names())
 	if *asJSON {
 		return r.WriteJSON(e.stdout)
 	}

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"mime"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/mombot/mombot/apology"
@@ -16,71 +14,12 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/phone"
-	"github.com/mombot/mombot/transcription"
 	"github.com/mombot/mombot/whatsapp"
 )
 
-// transcriptionConfig is mombot.json's "transcription": the
-// OpenAI-compatible speech-to-text endpoint for voice notes. Without it
-// voice notes get a reply saying they are not set up. The key is a secret
-// and comes from MOMBOT_TRANSCRIPTION_API_KEY only.
-type transcriptionConfig struct {
-	// URL is the endpoint or the API's base URL
-	// ("https://api.openai.com/v1"). Required.
-	URL string `json:"url"`
-	// Model is the model's name ("whisper-1"). Required.
-	Model string `json:"model"`
-	// MaxDuration is the longest voice note transcribed, as a duration
-	// ("3m"); empty means transcription.DefaultMaxDuration.
-	MaxDuration string `json:"max_duration"`
-}
-
-// transcriptionKeyEnv names the variable that holds the endpoint's key.
+// transcriptionKeyEnv names the variable that holds the transcription
+// endpoint's key.
 const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
-
-// options checks the configuration and returns the client's options,
-// without the key.
-func (t *transcriptionConfig) options() (transcription.Options, error) {
-	o := transcription.Options{URL: strings.TrimSpace(t.URL), Model: strings.TrimSpace(t.Model)}
-	switch {
-	case o.URL == "":
-		return o, fmt.Errorf("transcription.url is required, such as \"https://api.openai.com/v1\"")
-	case o.Model == "":
-		return o, fmt.Errorf("transcription.model is required, such as \"whisper-1\"")
-	}
-	if t.MaxDuration != "" {
-		d, err := time.ParseDuration(t.MaxDuration)
-		if err != nil {
-			return o, fmt.Errorf("transcription.max_duration: %w", err)
-		}
-		if d <= 0 {
-			return o, fmt.Errorf("transcription.max_duration must be a positive duration such as \"3m\", got %q", t.MaxDuration)
-		}
-		o.MaxDuration = d
-	}
-	if _, err := transcription.New(o); err != nil {
-		return o, fmt.Errorf("transcription.url: %w", err)
-	}
-	return o, nil
-}
-
-// transcriber returns the client of the configured endpoint, or nil when
-// none is configured.
-func (c *fileConfig) transcriber(e *env) (assistant.Transcriber, error) {
-	if c.Transcription == nil {
-		return nil, nil
-	}
-	o, err := c.Transcription.options()
-	if err != nil {
-		return nil, err
-	}
-	o.APIKey = strings.TrimSpace(e.getenv(transcriptionKeyEnv))
-	client, err := transcription.New(o)
-	if err != nil {
-		return nil, err
-	}
-	return client, nil
-}
 
 // responder answers WhatsApp messages with the assistant, and remembers
 // the replies sent, by the ids WhatsApp gave them, so that a later reply
