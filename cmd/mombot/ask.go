@@ -9,10 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
@@ -102,35 +99,18 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		return nil, nil, nil, err
 	}
 
-	// Two retries (the SDK's default, written out because the bound on a
-	// message's wait counts them: see assistant.DefaultRequestTimeout).
-	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key), option.WithMaxRetries(apiRetries)}
-	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
-		clientOpts = append(clientOpts, option.WithBaseURL(base))
-	}
-	if c.apiTransport != nil {
-		// The SDK's own client, replaced here, bounds the wait for
-		// response headers to 10 minutes (requestconfig.DefaultHTTPClient);
-		// the wrapped one keeps that bound.
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		base.ResponseHeaderTimeout = 10 * time.Minute
-		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(base)}))
-	}
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	a, err := assistant.New(anthropic.NewClient(clientOpts...), mem, &opts)
+	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")), WrapTransport: c.apiTransport})
+	a, err := assistant.New(client, mem, &opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
 	}
 	return a, mem, store, nil
 }
-
-// apiRetries is how many times an API call is retried after a failure
-// the API says may be retried (429, 5xx, 529, a timed-out attempt).
-const apiRetries = 2
 
 const askUsage = `Usage: mombot ask --from PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
 
