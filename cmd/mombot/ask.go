@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -69,6 +68,10 @@ func (c *assistantConfig) listsFile() string {
 	}
 	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
+
+// transcriptionKeyEnv names the variable that holds the transcription
+// endpoint's key.
+const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
 
 // open builds the assistant. The caller closes the returned store.
 func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistant, *conversation.Memory, conversation.Store, error) {
@@ -147,14 +150,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(in.Text) == "" && *imagePath == "" && *docPath == "" && *voicePath == "" {
 		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
 	}
-	if *imagePath != "" {
-		img, err := os.ReadFile(*imagePath)
-		if err != nil {
-			return fmt.Errorf("ask: %w", err)
-		}
-		in.Image = img
-	}
-	if err := readKinds(&in, *docPath, *voicePath); err != nil { // voice.go
+	if err := in.ReadFiles(assistant.Files{Image: *imagePath, Document: *docPath, Voice: *voicePath}); err != nil {
 		return fmt.Errorf("ask: %w", err)
 	}
 	a, _, store, err := cfg.open(ctx, e)
@@ -185,8 +181,7 @@ func askError(ctx context.Context, err error) error {
 		return nil
 	case ctx.Err() != nil:
 		return errAskInterrupted
-	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge),
-		refusedKind(err): // voice.go
+	case apology.Unusable(err):
 		return errAskRefused
 	case errors.Is(err, apology.ErrTimeout):
 		return errAskTimedOut

@@ -109,9 +109,10 @@ func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversati
 	cfg.mustExist = true
 	mem, store, err := cfg.open(ctx, e)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Only no URL at all is the default: storeurl.Parse refuses
+		// file: or sqlite: without a path.
 		spec, _ := storeurl.Parse(cfg.store) // parsed by open already
-		defaulted := strings.TrimPrefix(strings.TrimPrefix(cfg.store, "file:"), "//") == ""
-		return nil, nil, noStoreFileError{path: spec.Path, defaulted: defaulted}
+		return nil, nil, noStoreFileError{path: spec.Path, defaulted: cfg.store == ""}
 	}
 	return mem, store, err
 }

@@ -2,24 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"mime"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/whatsapp"
 )
-
-// transcriptionKeyEnv names the variable that holds the transcription
-// endpoint's key.
-const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
 
 // responder answers WhatsApp messages with the assistant, and remembers
 // the replies sent, by the ids WhatsApp gave them, so that a later reply
@@ -74,37 +65,4 @@ func inbound(in whatsapp.Inbound) assistant.Inbound {
 		out.Contacts = append(out.Contacts, assistant.Contact{Name: c.Name, Phones: c.Phones, Emails: c.Emails, Organization: c.Organization})
 	}
 	return out
-}
-
-// readKinds reads the files of ask's --document and --voice into in.
-func readKinds(in *assistant.Inbound, docPath, voicePath string) error {
-	if docPath != "" {
-		data, err := os.ReadFile(docPath)
-		if err != nil {
-			return err
-		}
-		in.Document = &assistant.Document{Data: data, MediaType: mime.TypeByExtension(filepath.Ext(docPath)), Filename: filepath.Base(docPath)}
-	}
-	if voicePath != "" {
-		data, err := os.ReadFile(voicePath)
-		if err != nil {
-			return err
-		}
-		in.Voice = data
-	}
-	return nil
-}
-
-// refusedKind reports whether err refused a voice note, a document or a
-// video before the model was asked, which ask reports as a refused message.
-func refusedKind(err error) bool {
-	for _, sentinel := range []error{
-		apology.ErrVoiceNotSetUp, apology.ErrVoiceTooLong, apology.ErrAudioFormat, apology.ErrTranscription, apology.ErrVoiceEmpty,
-		apology.ErrDocumentType, apology.ErrDocumentTooLarge, apology.ErrDocumentLocked, apology.ErrVideo,
-	} {
-		if errors.Is(err, sentinel) {
-			return true
-		}
-	}
-	return false
 }

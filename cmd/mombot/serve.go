@@ -122,7 +122,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // voice.go
+	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
 	if m != nil {
 		wcfg.Observer = m
 		m.InboxDepth(inboxSenders(wcfg.Inbox))
