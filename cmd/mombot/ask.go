@@ -125,7 +125,7 @@ their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
 required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
 
 func runAsk(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot ask", flag.ContinueOnError)
+	fs := newFlagSet("mombot ask", askUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -134,10 +134,6 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
 	docPath := fs.String("document", "", "a file to send with the message (PDF, or plain text: .txt, .csv, .md)")
 	voicePath := fs.String("voice", "", "a voice note (OGG/Opus) to transcribe and send (needs \"transcription\" in the configuration)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), askUsage)
-		fs.PrintDefaults()
-	}
 	// Flags may come anywhere: ask "hi" --from X as well as ask --from X "hi".
 	words, err := parseInterleaved(fs, e, args)
 	if err != nil {

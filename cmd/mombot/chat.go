@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"unicode"
@@ -49,16 +48,12 @@ func slashCommand(line string) (string, bool) {
 }
 
 func runChat(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot chat", flag.ContinueOnError)
+	fs := newFlagSet("mombot chat", chatUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
 	cfg.registerFrom(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), chatUsage)
-		fs.PrintDefaults()
-	}
 	extra, err := parseInterleaved(fs, e, args)
 	if err != nil {
 		return err

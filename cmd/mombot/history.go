@@ -30,17 +30,13 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, e, args[1:])
 	}
-	fs := flag.NewFlagSet("mombot history", flag.ContinueOnError)
+	fs := newFlagSet("mombot history", historyUsage)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
 	full := fs.Bool("full", false, "list: show whole phone numbers instead of masking them")
 	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude, as one line of JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), historyUsage)
-		fs.PrintDefaults()
-	}
 	// Flags may come anywhere: history --full list, history list --full,
 	// history show +14155551234 --json.
 	pos, err := parseInterleaved(fs, e, args)

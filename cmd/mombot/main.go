@@ -139,6 +139,17 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
 
+// newFlagSet returns the flag set of the command name ("mombot ask"):
+// its -h prints usage, then the flags.
+func newFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseFlags parses args with fs. With -h or -help it prints fs's usage on
 // e.stderr and returns flag.ErrHelp; any other mistake is a one-line usage
 // error that names the command and points at its -h, rather than the whole

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/mombot/mombot/conversation"
@@ -20,17 +19,13 @@ only read. Flags:`
 // runMigrate copies every live conversation from one store to another:
 // mombot history migrate --from URL --to URL.
 func runMigrate(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot history migrate", flag.ContinueOnError)
+	fs := newFlagSet("mombot history migrate", migrateUsage)
 	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
 	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
-	}
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), migrateUsage)
-		fs.PrintDefaults()
 	}
 	extra, err := parseInterleaved(fs, e, args)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -46,7 +45,7 @@ const (
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot serve", flag.ContinueOnError)
+	fs := newFlagSet("mombot serve", serveUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -54,10 +53,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
 	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), serveUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -25,7 +24,7 @@ conversations: history clear and expiry do not erase it. Days are UTC days.
 Flags (anywhere on the line):`
 
 func runUsage(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot usage", flag.ContinueOnError)
+	fs := newFlagSet("mombot usage", usageUsage)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -42,10 +41,6 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	})
 	asJSON := fs.Bool("json", false, "print one JSON object for programs instead of a table")
 	full := fs.Bool("full", false, "show whole phone numbers instead of masking them")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), usageUsage)
-		fs.PrintDefaults()
-	}
 	pos, err := parseInterleaved(fs, e, args)
 	if err != nil {
 		return err
