@@ -8,13 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/internal/cli"
-	"github.com/mombot/mombot/phone"
 )
 
 const historyUsage = `Usage:
@@ -142,20 +139,7 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 		fmt.Fprintln(w, "no conversations stored")
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
-	for _, s := range sums {
-		number := s.Phone
-		if !full {
-			number = phone.Mask(number)
-		}
-		state := "active"
-		if s.Expired {
-			state = "expired"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, formatLastActive(s.LastActive), s.Turns, state)
-	}
-	return tw.Flush()
+	return conversation.WriteSummaries(w, sums, full)
 }
 
 // errUnknownPhone is returned by show and clear for a phone with nothing
@@ -190,28 +174,8 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		_, err = fmt.Fprintf(w, "%s\n", data)
 		return err
 	}
-	expired := mem.Expired(c.LastActive)
-	state := "active"
-	if expired {
-		state = "expired: the next message starts a new conversation"
-	}
-	fmt.Fprintf(w, "Conversation with %s: %s, last active %s (%s)\n", phone, cli.Plural(len(c.Turns), "turn", "turns"),
-		formatLastActive(c.LastActive), state)
-	for i, t := range c.Turns {
-		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
-		conversation.WriteTranscript(w, t.Messages)
-	}
+	conversation.WriteConversation(w, c, mem.Expired(c.LastActive))
 	return nil
-}
-
-// formatLastActive writes a last activity in local time with its zone, so
-// that a server in UTC and a laptop elsewhere are not misread; a store
-// that could not read one reports the zero time.
-func formatLastActive(t time.Time) string {
-	if t.IsZero() {
-		return "unknown"
-	}
-	return t.Local().Format("2006-01-02 15:04:05 MST")
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
