@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -115,11 +116,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 
 // commandNames returns the sub-commands' names, sorted.
 func commandNames() []string {
-	names := make([]string, 0, len(commands)+1)
-	for n := range commands {
-		names = append(names, n)
-	}
-	names = append(names, "help")
+	names := append(slices.Collect(maps.Keys(commands)), "help")
 	slices.Sort(names)
 	return names
 }
@@ -127,13 +124,7 @@ func commandNames() []string {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "mombot: a family's Claude assistant on WhatsApp, with conversation memory.")
 	fmt.Fprintln(w, "\nUsage: mombot COMMAND [flags] [args]\n\nCommands:")
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")

@@ -195,9 +195,6 @@ func whatsAppSettings(e *env, fc *config.File, insecure bool) (whatsapp.Config, 
 		}
 		return c, errors.New(msg)
 	}
-	if len(c.Family) == 0 {
-		e.log.Warn("mombot: the configuration names no family members, so no WhatsApp message will be answered")
-	}
 	return c, nil
 }
 
