@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -125,7 +126,7 @@ their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
 required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
 
 func runAsk(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("mombot ask", askUsage)
+	fs := cli.NewFlagSet("mombot ask", askUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -135,7 +136,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	docPath := fs.String("document", "", "a file to send with the message (PDF, or plain text: .txt, .csv, .md)")
 	voicePath := fs.String("voice", "", "a voice note (OGG/Opus) to transcribe and send (needs \"transcription\" in the configuration)")
 	// Flags may come anywhere: ask "hi" --from X as well as ask --from X "hi".
-	words, err := parseInterleaved(fs, e, args)
+	words, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}

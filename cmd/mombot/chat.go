@@ -9,6 +9,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/chat"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -20,13 +21,13 @@ conversation, /clear forgets it, /quit (or end of input) leaves, /help
 lists them.`
 
 func runChat(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("mombot chat", chatUsage)
+	fs := cli.NewFlagSet("mombot chat", chatUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
 	cfg.registerFrom(fs)
-	extra, err := parseInterleaved(fs, e, args)
+	extra, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}

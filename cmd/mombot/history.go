@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,7 +26,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, e, args[1:])
 	}
-	fs := newFlagSet("mombot history", historyUsage)
+	fs := cli.NewFlagSet("mombot history", historyUsage)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -36,7 +35,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude, as one line of JSON")
 	// Flags may come anywhere: history --full list, history list --full,
 	// history show +14155551234 --json.
-	pos, err := parseInterleaved(fs, e, args)
+	pos, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}
@@ -108,26 +107,6 @@ func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversati
 		return nil, nil, noStoreFileError{path: spec.Path, defaulted: cfg.store == ""}
 	}
 	return mem, store, err
-}
-
-// parseInterleaved parses args with fs, letting flags come before, between
-// and after the positional arguments, which it returns in order. After
-// "--" everything is positional.
-func parseInterleaved(fs *flag.FlagSet, e *env, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, e, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
 }
 
 func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, full bool) error {

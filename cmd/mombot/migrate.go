@@ -19,7 +19,7 @@ only read. Flags:`
 // runMigrate copies every live conversation from one store to another:
 // mombot history migrate --from URL --to URL.
 func runMigrate(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("mombot history migrate", migrateUsage)
+	fs := cli.NewFlagSet("mombot history migrate", migrateUsage)
 	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
 	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
@@ -27,7 +27,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
-	extra, err := parseInterleaved(fs, e, args)
+	extra, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}

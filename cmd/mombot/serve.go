@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
 )
@@ -45,7 +46,7 @@ const (
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("mombot serve", serveUsage)
+	fs := cli.NewFlagSet("mombot serve", serveUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err

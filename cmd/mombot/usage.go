@@ -9,6 +9,7 @@ import (
 
 	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/usage"
 )
 
@@ -24,7 +25,7 @@ conversations: history clear and expiry do not erase it. Days are UTC days.
 Flags (anywhere on the line):`
 
 func runUsage(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet("mombot usage", usageUsage)
+	fs := cli.NewFlagSet("mombot usage", usageUsage)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -41,7 +42,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	})
 	asJSON := fs.Bool("json", false, "print one JSON object for programs instead of a table")
 	full := fs.Bool("full", false, "show whole phone numbers instead of masking them")
-	pos, err := parseInterleaved(fs, e, args)
+	pos, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}
