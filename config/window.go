@@ -20,9 +20,10 @@ type Window struct {
 	MinTurns  int `json:"min_turns"`
 }
 
-// WindowOptions returns the window options and cache lifetime policy of the file,
-// each overridden by its environment variable when set, checked against
-// a memory that keeps maxTurns turns. Every mistake is a one-line error.
+// WindowOptions returns the window options and cache lifetime policy of
+// the file, each overridden by its environment variable (MOMBOT_WINDOW_*,
+// MOMBOT_CACHE_TTL, read with getenv) when set, checked against a memory
+// that keeps maxTurns turns. Every mistake is a one-line error.
 func (c *File) WindowOptions(getenv func(string) string, maxTurns int) (assistant.WindowOptions, string, error) {
 	o := assistant.WindowOptions{
 		MaxTurns: c.Window.MaxTurns, LowTurns: c.Window.LowTurns,
