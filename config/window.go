@@ -10,7 +10,7 @@ import (
 
 // Window is mombot.json's "window": the marks of the history sent
 // with each message (assistant.WindowOptions). A zero or missing value
-// means the default; README's "Talking to the assistant" says why the
+// means the default; docs/prompt-cache.md says why the
 // defaults are what they are.
 type Window struct {
 	MaxTurns  int `json:"max_turns"`
