@@ -26,6 +26,9 @@ type assistantConfig struct {
 	configPath string
 	listsPath  string
 	from       string
+	// file, if set, is the configuration file already loaded (serve reads
+	// it first), so that it is read and checked once.
+	file *config.File
 	// apiTransport, if set, wraps the Anthropic client's HTTP transport
 	// (serve's metrics).
 	apiTransport func(http.RoundTripper) http.RoundTripper
@@ -80,9 +83,12 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
 	}
-	fc, err := config.Load(c.configPath)
-	if err != nil {
-		return nil, nil, nil, err
+	fc := c.file
+	if fc == nil {
+		var err error
+		if fc, err = config.Load(c.configPath); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	opts, err := fc.AssistantOptions()
 	if err != nil {

@@ -65,6 +65,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg.file = fc
 	wcfg, err := whatsAppSettings(e, fc, *insecure)
 	if err != nil {
 		return err
