@@ -1,0 +1,277 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// ErrReadOnlyStore is wrapped by the errors of the methods that write, on a
+// store opened with [Options].ReadOnly.
+var ErrReadOnlyStore = errors.New("the store is opened read-only")
+
+// ErrCorrupt is wrapped by the errors of a store opened with
+// [Options].ReadOnly whose file is not an SQLite database, or is damaged.
+// The file is left as it is.
+var ErrCorrupt = errors.New("the database is damaged or is not an SQLite database")
+
+// ErrSchemaTooOld is returned by [Open] with [Options].ReadOnly when the
+// database was written by an older version of this program, or holds no
+// tables of it yet: a read-only store runs no migrations. Opening it once
+// without ReadOnly upgrades it.
+var ErrSchemaTooOld = errors.New("database schema is older than this program")
+
+// Primary result codes of a damaged file.
+const (
+	codeCorrupt  = 11 // SQLITE_CORRUPT
+	codeNotADB   = 26 // SQLITE_NOTADB
+	codeCantOpen = 14 // SQLITE_CANTOPEN
+)
+
+// A read-only store opens a connection for each operation and closes it
+// after, choosing how from the files next to the database:
+//
+//   - With a -wal file holding frames (a writer has the database open, or
+//     one crashed), or a -journal, it opens the database with mode=ro and
+//     readonly_shm=1. SQLite then reads the committed state the writer left
+//     in the -wal through the -shm, taking the shared locks that keep it
+//     consistent, and writes neither file: where no writer keeps the -shm
+//     up to date it builds a private copy of it in memory
+//     (SQLITE_READONLY_CANTINIT).
+//   - Without one, the whole database is in the main file, and it opens
+//     it with immutable=1, so that SQLite neither locks nor creates the -wal
+//     and -shm that a mode=ro connection would create (and, having no write
+//     access, leave behind). immutable means that nothing watches for a
+//     writer, so the operation's result counts only if the database file
+//     and its companions are as they were before it: else it is run again,
+//     in whichever way the files then call for.
+//
+// The one case left: a writer that closes at the instant a read-only
+// operation starts, between the look at the files and SQLite's shared
+// lock, removes the -wal that the operation's connection then recreates,
+// empty. SQLite ignores an empty -wal, and the next writer removes it.
+
+// maxViews bounds the times a read-only operation starts again because the
+// database changed under it: each such change is a writer starting, after
+// which the next attempt reads through the -wal.
+const maxViews = 5
+
+// testHookRead, if set, is called after each read-only attempt, with
+// whether it read through the -wal: tests change the database there.
+var testHookRead func(live bool)
+
+// reader opens the read-only connections of a store.
+type reader struct {
+	path string // absolute
+	busy time.Duration
+}
+
+// companion is one of the database's files as a stat saw it.
+type companion struct {
+	ok   bool
+	info os.FileInfo
+}
+
+func (c companion) size() int64 {
+	if !c.ok {
+		return 0
+	}
+	return c.info.Size()
+}
+
+// same reports whether c and d are one state of one file (or both absent).
+func (c companion) same(d companion) bool {
+	if c.ok != d.ok {
+		return false
+	}
+	return !c.ok || os.SameFile(c.info, d.info) && c.info.Size() == d.info.Size() && c.info.ModTime().Equal(d.info.ModTime())
+}
+
+// files is the database and its companions at one moment.
+type files struct{ db, wal, shm, journal companion }
+
+func (f files) same(g files) bool {
+	return f.db.same(g.db) && f.wal.same(g.wal) && f.shm.same(g.shm) && f.journal.same(g.journal)
+}
+
+// live reports whether the database's latest state may be outside its main
+// file: in the frames of a -wal, or behind a -journal.
+func (f files) live() bool {
+	return f.wal.ok && (f.wal.size() > 0 || f.shm.ok) || f.journal.ok
+}
+
+// stat looks at the database's files, without opening them: closing a
+// descriptor of the database would drop this process's SQLite locks on it.
+func (r *reader) stat() (files, error) {
+	var f files
+	for _, c := range []struct {
+		suffix string
+		to     *companion
+	}{{"", &f.db}, {"-wal", &f.wal}, {"-shm", &f.shm}, {"-journal", &f.journal}} {
+		fi, err := os.Stat(r.path + c.suffix)
+		switch {
+		case err == nil:
+			*c.to = companion{ok: true, info: fi}
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			return files{}, err
+		}
+	}
+	if !f.db.ok {
+		return files{}, noDatabaseError{r.path}
+	}
+	if !f.db.info.Mode().IsRegular() {
+		return files{}, fmt.Errorf("%s is not a regular file", r.path)
+	}
+	return f, nil
+}
+
+// noDatabaseError says that there is no database at a read-only store's
+// path.
+type noDatabaseError struct{ path string }
+
+func (e noDatabaseError) Error() string { return "no database at " + e.path }
+func (e noDatabaseError) Unwrap() error { return fs.ErrNotExist }
+
+// dsn returns the driver's name for a read-only connection: a URI, so
+// that SQLite reads mode, readonly_shm and immutable; the driver reads the
+// parameters that start with '_' and SQLite ignores them.
+func (r *reader) dsn(live bool) string {
+	u := (&url.URL{Scheme: "file", Path: r.path}).String()
+	if live {
+		return fmt.Sprintf("%s?mode=ro&readonly_shm=1&_pragma=busy_timeout(%d)&_pragma=query_only(1)", u, r.busy.Milliseconds())
+	}
+	return u + "?mode=ro&immutable=1&_pragma=query_only(1)"
+}
+
+// view runs fn on a connection that sees the database's latest committed
+// state, and creates or changes no file. fn must only read, and may run
+// more than once.
+func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
+	for range maxViews {
+		before, err := r.stat()
+		if err != nil {
+			return err
+		}
+		live := before.live()
+		err = r.run(ctx, live, fn)
+		if testHookRead != nil {
+			testHookRead(live)
+		}
+		if live {
+			return r.plain(err)
+		}
+		after, serr := r.stat()
+		if serr != nil {
+			return serr
+		}
+		if before.same(after) {
+			return r.plain(err)
+		}
+		// A writer changed the database while this connection, which
+		// takes no locks, read it.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%s changed under every one of %d attempts to read it", r.path, maxViews)
+}
+
+// run opens a connection, runs fn on it and closes it, so that no
+// connection outlives an operation: an open one would keep a writer that
+// closes from removing its -wal and -shm.
+func (r *reader) run(ctx context.Context, live bool, fn func(db *sql.DB) error) error {
+	db, err := sql.Open("sqlite", r.dsn(live))
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	err = fn(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// plain says what a driver error means: a damaged file wraps ErrCorrupt.
+func (r *reader) plain(err error) error {
+	var coded interface{ Code() int }
+	if err == nil || !errors.As(err, &coded) {
+		return err
+	}
+	switch coded.Code() & 0xff {
+	case codeNotADB:
+		return &plainError{plain: ErrCorrupt, err: err,
+			advice: fmt.Sprintf("%s is not an SQLite database; it was left as it is, and mombot serve would refuse it too", r.path)}
+	case codeCorrupt:
+		return &plainError{plain: ErrCorrupt, err: err,
+			advice: fmt.Sprintf("%s is damaged; it was left as it is. Stop mombot, keep a copy of the file and its -wal, and try the sqlite3 command's .recover", r.path)}
+	}
+	return plain(r.path, err)
+}
+
+// openReadOnly opens the store at path for reading only; see
+// Options.ReadOnly.
+func openReadOnly(path string, o Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open: %w", err)
+	}
+	r := &reader{path: abs, busy: o.BusyTimeout}
+	ctx, cancel := context.WithTimeout(context.Background(), o.BusyTimeout+10*time.Second)
+	defer cancel()
+	var version, tables, versioned int
+	err = r.view(ctx, func(db *sql.DB) error {
+		version = 0
+		err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(type = 'table' AND name = 'schema_version'), 0) FROM sqlite_schema`).Scan(&tables, &versioned)
+		if err != nil || versioned == 0 {
+			return err
+		}
+		err = db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&version)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	switch {
+	case version > len(migrations):
+		return nil, fmt.Errorf("sqlite: open %s: %w: it was written by a newer mombot (schema version %d; this one knows up to %d), so read it with that version or a later one",
+			path, ErrSchemaTooNew, version, len(migrations))
+	case version == 0 && tables == 0:
+		return nil, fmt.Errorf("sqlite: open %s: %w: the database is empty, no mombot has saved to it yet; a command that writes (mombot serve, ask, chat or history clear) creates its tables",
+			path, ErrSchemaTooOld)
+	case version == 0:
+		return nil, fmt.Errorf("sqlite: open %s: %w: the database has no mombot tables (another program's?); a command that writes (mombot serve, ask, chat or history clear) would add them",
+			path, ErrSchemaTooOld)
+	case version < len(migrations):
+		return nil, fmt.Errorf("sqlite: open %s: %w: it was written by an older mombot (schema version %d; this one reads %d). A command that writes (mombot serve, ask, chat or history clear) upgrades it when it opens it; read-only commands never change it",
+			path, ErrSchemaTooOld, version, len(migrations))
+	}
+	return &Store{path: path, ro: r, log: o.Logger}, nil
+}
+
+// reading runs fn, which only reads, on the store's database: its pool, or
+// for a read-only store a connection of its own (see reader.view).
+func (s *Store) reading(ctx context.Context, fn func(db *sql.DB) error) error {
+	if s.ro != nil {
+		return s.ro.view(ctx, fn)
+	}
+	return fn(s.db)
+}
+
+// writable returns ErrReadOnlyStore if the store is read-only.
+func (s *Store) writable() error {
+	if s.ro != nil {
+		return ErrReadOnlyStore
+	}
+	return nil
+}
