@@ -69,6 +69,7 @@ var testHookRead func(live bool)
 // reader opens the read-only connections of a store.
 type reader struct {
 	path string // absolute
+	name string // the path as given, for messages
 	busy time.Duration
 }
 
@@ -124,10 +125,10 @@ func (r *reader) stat() (files, error) {
 		}
 	}
 	if !f.db.ok {
-		return files{}, noDatabaseError{r.path}
+		return files{}, noDatabaseError{r.name}
 	}
 	if !f.db.info.Mode().IsRegular() {
-		return files{}, fmt.Errorf("%s is not a regular file", r.path)
+		return files{}, fmt.Errorf("%s is not a regular file", r.name)
 	}
 	return f, nil
 }
@@ -180,7 +181,7 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 			return err
 		}
 	}
-	return fmt.Errorf("%s changed under every one of %d attempts to read it", r.path, maxViews)
+	return fmt.Errorf("%s changed under every one of %d attempts to read it", r.name, maxViews)
 }
 
 // run opens a connection, runs fn on it and closes it, so that no
@@ -208,12 +209,12 @@ func (r *reader) plain(err error) error {
 	switch coded.Code() & 0xff {
 	case codeNotADB:
 		return &plainError{plain: ErrCorrupt, err: err,
-			advice: fmt.Sprintf("%s is not an SQLite database; it was left as it is, and mombot serve would refuse it too", r.path)}
+			advice: fmt.Sprintf("%s is not an SQLite database; it was left as it is, and mombot serve would refuse it too", r.name)}
 	case codeCorrupt:
 		return &plainError{plain: ErrCorrupt, err: err,
-			advice: fmt.Sprintf("%s is damaged; it was left as it is. Stop mombot, keep a copy of the file and its -wal, and try the sqlite3 command's .recover", r.path)}
+			advice: fmt.Sprintf("%s is damaged; it was left as it is. Stop mombot, keep a copy of the file and its -wal, and try the sqlite3 command's .recover", r.name)}
 	}
-	return plain(r.path, err)
+	return plain(r.name, err)
 }
 
 // openReadOnly opens the store at path for reading only; see
@@ -223,7 +224,7 @@ func openReadOnly(path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open: %w", err)
 	}
-	r := &reader{path: abs, busy: o.BusyTimeout}
+	r := &reader{path: abs, name: path, busy: o.BusyTimeout}
 	ctx, cancel := context.WithTimeout(context.Background(), o.BusyTimeout+10*time.Second)
 	defer cancel()
 	var version, tables, versioned int
