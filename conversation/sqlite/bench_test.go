@@ -123,3 +123,41 @@ func BenchmarkHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadOnlyLoad loads a random phone's conversation from a store
+// opened with Options.ReadOnly, which opens a connection for each
+// operation, and reports its cost as a ratio to the same load from a
+// writable store's open pool, measured in the same run.
+func BenchmarkReadOnlyLoad(b *testing.B) {
+	const n = 10_000
+	path := benchDB(b, n)
+	ctx := context.Background()
+	load := func(b *testing.B, s *sqlite.Store) {
+		for b.Loop() {
+			if _, err := s.Load(ctx, benchPhone(rand.IntN(n))); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var floor float64
+	b.Run("writable", func(b *testing.B) {
+		s, err := sqlite.Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		load(b, s)
+		floor = float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	})
+	b.Run("read-only", func(b *testing.B) {
+		s, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		load(b, s)
+		if floor > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/floor, "x-writable")
+		}
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -34,8 +35,8 @@ const (
 	codeCantOpen = 14 // SQLITE_CANTOPEN
 )
 
-// A read-only store opens a connection for each operation and closes it
-// after, choosing how from the files next to the database:
+// A read-only store chooses for each operation how to read, from the files
+// next to the database:
 //
 //   - With a -wal file holding frames (a writer has the database open, or
 //     one crashed), or a -journal, it opens the database with mode=ro and
@@ -50,7 +51,10 @@ const (
 //     access, leave behind). immutable means that nothing watches for a
 //     writer, so the operation's result counts only if the database file
 //     and its companions are as they were before it: else it is run again,
-//     in whichever way the files then call for.
+//     in whichever way the files then call for. These connections take no
+//     locks, so they are kept open for the next operations while the files
+//     stay as they were, which makes a load cost about what it costs a
+//     writable store (BenchmarkReadOnlyLoad).
 //
 // The one case left: a writer that closes at the instant a read-only
 // operation starts, between the look at the files and SQLite's shared
@@ -71,7 +75,14 @@ type reader struct {
 	path string // absolute
 	name string // the path as given, for messages
 	busy time.Duration
+
+	mu     sync.Mutex // guards the fields below
+	still  *stillDB   // the immutable pool, nil until used or after a change
+	closed bool
 }
+
+// errClosed is returned by the operations of a closed read-only store.
+var errClosed = errors.New("the store is closed")
 
 // companion is one of the database's files as a stat saw it.
 type companion struct {
@@ -160,19 +171,28 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 		if err != nil {
 			return err
 		}
-		live := before.live()
-		err = r.run(ctx, live, fn)
-		if testHookRead != nil {
-			testHookRead(live)
-		}
-		if live {
+		if before.live() {
+			err = r.runLive(fn)
+			if testHookRead != nil {
+				testHookRead(true)
+			}
 			return r.plain(err)
 		}
-		after, serr := r.stat()
-		if serr != nil {
-			return serr
+		h, err := r.acquire(before)
+		if err != nil {
+			return err
 		}
-		if before.same(after) {
+		err = fn(h.db)
+		if testHookRead != nil {
+			testHookRead(false)
+		}
+		after, serr := r.stat()
+		same := serr == nil && before.same(after)
+		r.release(h, !same)
+		switch {
+		case serr != nil:
+			return serr
+		case same:
 			return r.plain(err)
 		}
 		// A writer changed the database while this connection, which
@@ -184,11 +204,11 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 	return fmt.Errorf("%s changed under every one of %d attempts to read it", r.name, maxViews)
 }
 
-// run opens a connection, runs fn on it and closes it, so that no
-// connection outlives an operation: an open one would keep a writer that
-// closes from removing its -wal and -shm.
-func (r *reader) run(ctx context.Context, live bool, fn func(db *sql.DB) error) error {
-	db, err := sql.Open("sqlite", r.dsn(live))
+// runLive opens a connection that reads through the -wal, runs fn on it
+// and closes it, so that no such connection outlives an operation: an open
+// one would keep a writer that closes from removing its -wal and -shm.
+func (r *reader) runLive(fn func(db *sql.DB) error) error {
+	db, err := sql.Open("sqlite", r.dsn(true))
 	if err != nil {
 		return err
 	}
@@ -198,6 +218,74 @@ func (r *reader) run(ctx context.Context, live bool, fn func(db *sql.DB) error) 
 		err = cerr
 	}
 	return err
+}
+
+// stillDB is a pool of immutable=1 connections to the database as it was
+// at one state of its files. They take no locks, so they may stay open
+// between operations, and are used while the files stay as they were.
+type stillDB struct {
+	db    *sql.DB
+	at    files
+	users int  // operations using it
+	stale bool // the files changed: close it when users is 0
+}
+
+// acquire returns the immutable pool for the files' state at, opening a
+// new one if the current one is of another state. The caller releases it.
+func (r *reader) acquire(at files) (*stillDB, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil, errClosed
+	}
+	if r.still != nil && !r.still.at.same(at) {
+		r.drop(r.still)
+	}
+	if r.still == nil {
+		db, err := sql.Open("sqlite", r.dsn(false))
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(maxConns)
+		db.SetMaxIdleConns(maxConns)
+		r.still = &stillDB{db: db, at: at}
+	}
+	r.still.users++
+	return r.still, nil
+}
+
+// release ends an operation's use of h; changed says that the files
+// changed during it, so h no longer reads them as they are.
+func (r *reader) release(h *stillDB, changed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h.users--
+	if changed && r.still == h {
+		r.drop(h)
+	}
+	if h.stale && h.users == 0 {
+		h.db.Close()
+	}
+}
+
+// drop retires the current pool; it is closed when no operation uses it.
+// The caller holds r.mu.
+func (r *reader) drop(h *stillDB) {
+	h.stale = true
+	if h.users == 0 {
+		h.db.Close()
+	}
+	r.still = nil
+}
+
+// close closes the pool; operations still running finish on it.
+func (r *reader) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed = true
+	if r.still != nil {
+		r.drop(r.still)
+	}
 }
 
 // plain says what a driver error means: a damaged file wraps ErrCorrupt.

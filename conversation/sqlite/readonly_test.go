@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -387,4 +388,70 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		s.Close()
 		sameFiles(t, dir, before, "reading after a killed writer")
 	})
+}
+
+// TestReadOnlyConcurrent: goroutines reading one read-only store while a
+// writer saves, and then closes (so that the reads go from the -wal to the
+// main file), never fail and never see a conversation shrink: each read
+// sees a committed state at least as new as the one before it.
+func TestReadOnlyConcurrent(t *testing.T) {
+	ctx := context.Background()
+	path := seedDB(t)
+	r := openRO(t, path)
+	w, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := conversation.New(w, &conversation.Options{MaxTurns: 1000})
+	const saves = 30
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			seen := 0
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				c, err := r.Load(ctx, writerPhone)
+				if errors.Is(err, conversation.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					t.Errorf("Load: %v", err)
+					return
+				}
+				if len(c.Turns) < seen {
+					t.Errorf("a read saw %d turns after one saw %d", len(c.Turns), seen)
+					return
+				}
+				seen = len(c.Turns)
+			}
+		})
+	}
+	for n := 1; n <= saves; n++ {
+		if err := mem.SaveTurn(ctx, writerPhone, storetest.TextTurn(fmt.Sprintf("turn %d", n), "ok")); err != nil {
+			t.Fatal(err)
+		}
+		if n == saves/2 {
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if w, err = sqlite.Open(path, nil); err != nil {
+				t.Fatal(err)
+			}
+			mem, _ = conversation.New(w, &conversation.Options{MaxTurns: 1000})
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.Load(ctx, writerPhone)
+	close(done)
+	wg.Wait()
+	if err != nil || len(c.Turns) != saves {
+		t.Fatalf("after the writer closed: %d turns, %v; want %d", len(c.Turns), err, saves)
+	}
 }

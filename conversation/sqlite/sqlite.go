@@ -164,7 +164,8 @@ func (s *Store) Close() error {
 		for _, st := range s.prepared {
 			st.Close()
 		}
-		if s.db == nil { // read-only: no connection outlives an operation
+		if s.ro != nil {
+			s.ro.close()
 			return
 		}
 		if err := s.db.Close(); err != nil {
