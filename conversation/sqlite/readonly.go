@@ -54,7 +54,10 @@ const (
 //     in whichever way the files then call for. These connections take no
 //     locks, so they are kept open for the next operations while the files
 //     stay as they were, which makes a load cost about what it costs a
-//     writable store (BenchmarkReadOnlyLoad).
+//     writable store (BenchmarkReadOnlyLoad). The connections that read
+//     through the -wal are not kept: an open one holds a shared lock on
+//     the database, which would keep a writer that closes from removing its
+//     -wal and -shm; opening one costs a load about 0.15 ms more.
 //
 // The one case left: a writer that closes at the instant a read-only
 // operation starts, between the look at the files and SQLite's shared
