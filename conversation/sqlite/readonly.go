@@ -33,6 +33,12 @@ const (
 	codeCorrupt  = 11 // SQLITE_CORRUPT
 	codeNotADB   = 26 // SQLITE_NOTADB
 	codeCantOpen = 14 // SQLITE_CANTOPEN
+
+	// Extended codes of a connection that would have to write the -shm
+	// (https://www.sqlite.org/rescode.html): SQLITE_READONLY_RECOVERY,
+	// SQLITE_READONLY_CANTLOCK.
+	codeReadOnlyRecovery = 8 | 1<<8
+	codeReadOnlyCantLock = 8 | 2<<8
 )
 
 // A read-only store chooses for each operation how to read, from the files
@@ -61,8 +67,17 @@ const (
 //
 // The one case left: a writer that closes at the instant a read-only
 // operation starts, between the look at the files and SQLite's shared
-// lock, removes the -wal that the operation's connection then recreates,
-// empty. SQLite ignores an empty -wal, and the next writer removes it.
+// lock, removes the -wal and -shm; the operation's connection then
+// recreates the -wal, empty, finds no -shm and fails with SQLITE_CANTOPEN,
+// and the operation reads again from the main file. SQLite ignores an
+// empty -wal, and the next writer removes it. Removing it here could
+// remove a writer's that was just created instead.
+//
+// Within one process, SQLite shares one mapping of the -shm among all the
+// connections to a database: a read-only store that maps it first makes a
+// writable store's writes in the same process fail with SQLITE_READONLY
+// until the read ends. mombot never opens one database both ways in one
+// process (history migrate refuses the same store as source and target).
 
 // maxViews bounds the times a read-only operation starts again because the
 // database changed under it: each such change is a writer starting, after
@@ -169,7 +184,9 @@ func (r *reader) dsn(live bool) string {
 // state, and creates or changes no file. fn must only read, and may run
 // more than once.
 func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
-	for range maxViews {
+	deadline := time.Now().Add(r.busy)
+	pause := time.Millisecond
+	for changes := 0; changes < maxViews; {
 		before, err := r.stat()
 		if err != nil {
 			return err
@@ -178,6 +195,28 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 			err = r.runLive(fn)
 			if testHookRead != nil {
 				testHookRead(true)
+			}
+			switch c := extendedCode(err); {
+			case c&0xff == codeCantOpen:
+				// The writer closed, removing its -wal and -shm, as
+				// this connection opened (see the race above): read
+				// again, from the main file.
+				if after, serr := r.stat(); serr == nil && !before.same(after) {
+					changes++
+					continue
+				}
+			case (c == codeReadOnlyRecovery || c == codeReadOnlyCantLock) && time.Now().Before(deadline):
+				// The -shm is being set up or recovered by a writer
+				// that has just opened the database; this connection
+				// may not do it, having it read-only. Wait as SQLite's
+				// busy handler would.
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(pause):
+				}
+				pause = min(2*pause, 50*time.Millisecond)
+				continue
 			}
 			return r.plain(err)
 		}
@@ -203,6 +242,7 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		changes++
 	}
 	return fmt.Errorf("%s changed under every one of %d attempts to read it", r.name, maxViews)
 }
@@ -291,13 +331,21 @@ func (r *reader) close() {
 	}
 }
 
+// extendedCode returns the SQLite extended result code of err, or 0.
+func extendedCode(err error) int {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return 0
+	}
+	return coded.Code()
+}
+
+// code returns the SQLite primary result code of err, or 0.
+func code(err error) int { return extendedCode(err) & 0xff }
+
 // plain says what a driver error means: a damaged file wraps ErrCorrupt.
 func (r *reader) plain(err error) error {
-	var coded interface{ Code() int }
-	if err == nil || !errors.As(err, &coded) {
-		return err
-	}
-	switch coded.Code() & 0xff {
+	switch code(err) {
 	case codeNotADB:
 		return &plainError{plain: ErrCorrupt, err: err,
 			advice: fmt.Sprintf("%s is not an SQLite database; it was left as it is, and mombot serve would refuse it too", r.name)}

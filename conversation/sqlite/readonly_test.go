@@ -290,7 +290,7 @@ func runWriter(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer func() { s.Close() }()
 	mem, err := conversation.New(s, &conversation.Options{MaxTurns: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -301,11 +301,25 @@ func runWriter(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	in := bufio.NewScanner(os.Stdin)
-	for n := len(c.Turns) + 1; in.Scan(); n++ {
+	for n := len(c.Turns) + 1; in.Scan(); {
+		if in.Text() == "reopen" {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = sqlite.Open(path, nil); err != nil {
+				t.Fatal(err)
+			}
+			if mem, err = conversation.New(s, &conversation.Options{MaxTurns: 1000}); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Println("reopened")
+			continue
+		}
 		if err := mem.SaveTurn(context.Background(), writerPhone, storetest.TextTurn(fmt.Sprintf("turn %d", n), "ok")); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Printf("saved %d\n", n)
+		n++
 	}
 }
 
@@ -390,22 +404,21 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	})
 }
 
-// TestReadOnlyConcurrent: goroutines reading one read-only store while a
-// writer saves, and then closes (so that the reads go from the -wal to the
-// main file), never fail and never see a conversation shrink: each read
-// sees a committed state at least as new as the one before it.
+// TestReadOnlyConcurrent: goroutines reading one read-only store while
+// another process saves, closes and opens the database again (so that the
+// reads go from the -wal to the main file and back), and finally closes
+// it, never fail and never see a conversation shrink: each read sees a
+// committed state at least as new as the one before it.
 func TestReadOnlyConcurrent(t *testing.T) {
 	ctx := context.Background()
 	path := seedDB(t)
 	r := openRO(t, path)
-	w, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := conversation.New(w, &conversation.Options{MaxTurns: 1000})
+	w := startWriter(t, path)
 	const saves = 30
 	done := make(chan struct{})
 	var wg sync.WaitGroup
+	stop := sync.OnceFunc(func() { close(done); wg.Wait() })
+	defer stop() // also when the test fails early
 	for range 4 {
 		wg.Go(func() {
 			seen := 0
@@ -432,25 +445,20 @@ func TestReadOnlyConcurrent(t *testing.T) {
 		})
 	}
 	for n := 1; n <= saves; n++ {
-		if err := mem.SaveTurn(ctx, writerPhone, storetest.TextTurn(fmt.Sprintf("turn %d", n), "ok")); err != nil {
-			t.Fatal(err)
-		}
-		if n == saves/2 {
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
+		w.save(t, n)
+		if n%10 == 0 {
+			fmt.Fprintln(w.in, "reopen")
+			if !w.out.Scan() || w.out.Text() != "reopened" {
+				t.Fatalf("writer: %q, %v; want reopened", w.out.Text(), w.out.Err())
 			}
-			if w, err = sqlite.Open(path, nil); err != nil {
-				t.Fatal(err)
-			}
-			mem, _ = conversation.New(w, &conversation.Options{MaxTurns: 1000})
 		}
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	w.in.Close()
+	if err := w.cmd.Wait(); err != nil {
+		t.Fatalf("writer: %v", err)
 	}
 	c, err := r.Load(ctx, writerPhone)
-	close(done)
-	wg.Wait()
+	stop()
 	if err != nil || len(c.Turns) != saves {
 		t.Fatalf("after the writer closed: %d turns, %v; want %d", len(c.Turns), err, saves)
 	}
