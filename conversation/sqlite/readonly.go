@@ -28,7 +28,7 @@ var ErrCorrupt = errors.New("the database is damaged or is not an SQLite databas
 // without ReadOnly upgrades it.
 var ErrSchemaTooOld = errors.New("database schema is older than this program")
 
-// Primary result codes of a damaged file.
+// Primary result codes that a read-only store explains or works around.
 const (
 	codeCorrupt  = 11 // SQLITE_CORRUPT
 	codeNotADB   = 26 // SQLITE_NOTADB
@@ -64,6 +64,13 @@ const (
 //     through the -wal are not kept: an open one holds a shared lock on
 //     the database, which would keep a writer that closes from removing its
 //     -wal and -shm; opening one costs a load about 0.15 ms more.
+//
+// "As they were" is the same file (inode), size and modification time,
+// for the database and each companion. A writer that started, committed
+// and closed again within one read would change the database's
+// modification time, unless it did all that within the file system's
+// timestamp granularity of the previous change (a few milliseconds where
+// the kernel uses its coarse clock).
 //
 // The one case left: a writer that closes at the instant a read-only
 // operation starts, between the look at the files and SQLite's shared
@@ -201,9 +208,13 @@ func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
 				// The writer closed, removing its -wal and -shm, as
 				// this connection opened (see the race above): read
 				// again, from the main file.
-				if after, serr := r.stat(); serr == nil && !before.same(after) {
+				after, serr := r.stat()
+				if serr == nil && !before.same(after) {
 					changes++
 					continue
+				}
+				if serr == nil && after.wal.size() > 0 && !after.shm.ok {
+					return fmt.Errorf("%s-wal holds commits but %s-shm is missing, so they cannot be read without writing; a command that writes (mombot serve, ask, chat or history clear) recovers them: %w", r.name, r.name, err)
 				}
 			case (c == codeReadOnlyRecovery || c == codeReadOnlyCantLock) && time.Now().Before(deadline):
 				// The -shm is being set up or recovered by a writer
