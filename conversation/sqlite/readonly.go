@@ -191,6 +191,12 @@ func (r *reader) dsn(live bool) string {
 // state, and creates or changes no file. fn must only read, and may run
 // more than once.
 func (r *reader) view(ctx context.Context, fn func(db *sql.DB) error) error {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return errClosed
+	}
 	deadline := time.Now().Add(r.busy)
 	pause := time.Millisecond
 	for changes := 0; changes < maxViews; {

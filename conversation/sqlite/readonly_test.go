@@ -155,6 +155,9 @@ func TestReadOnlyCreatesNothing(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.List(ctx); err == nil {
+		t.Error("List on a closed read-only store succeeded")
+	}
 	sameFiles(t, dir, before, "a read-only store")
 }
 
