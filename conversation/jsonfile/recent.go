@@ -166,12 +166,16 @@ type recentCache struct {
 	stamp stamp
 
 	tempsGone atomic.Bool // a killed writer's temporary files were removed
+	closed    atomic.Bool // the store was closed
 }
 
 // readRecent returns the file's content, which the caller must not change
 // (see clone); a missing file is an empty one. A file that does not parse
 // is reported with errCorruptRecent.
 func (s *Store) readRecent() (*recentFile, error) {
+	if s.recent.closed.Load() {
+		return nil, ErrClosed
+	}
 	path := RecentPath(s.path)
 	st, err := statPath(path)
 	if err != nil {
@@ -224,8 +228,15 @@ func (f *recentFile) clone() *recentFile {
 var errCorruptRecent = errors.New("the recent messages file does not parse")
 
 // changeRecent applies change to the file under its lock and writes the
-// result. A file that does not parse is moved aside first.
+// result. A file that does not parse is moved aside first. A read-only
+// store changes nothing, and creates no file, not even the lock file.
 func (s *Store) changeRecent(change func(*recentFile) bool) error {
+	if s.recent.closed.Load() {
+		return ErrClosed
+	}
+	if s.readOnly {
+		return ErrReadOnly
+	}
 	path := RecentPath(s.path)
 	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -327,6 +338,9 @@ func (s *Store) RecallMessage(_ context.Context, phone, id string, now time.Time
 // ForgetMessages implements [conversation.RecentMessages]. Without a
 // recent messages file it creates nothing.
 func (s *Store) ForgetMessages(_ context.Context, phone string) error {
+	if s.recent.closed.Load() {
+		return fmt.Errorf("jsonfile: forget messages: %w", ErrClosed)
+	}
 	if _, err := os.Stat(RecentPath(s.path)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -78,8 +78,8 @@ type Options struct {
 	// at conversations: like MustExist, nothing is created, not even the
 	// lock file; temporary files are left alone; a file that does not
 	// parse is reported, with an error wrapping ErrCorrupt, instead of
-	// being moved aside; and the methods that change conversations return
-	// ErrReadOnly.
+	// being moved aside; and the methods that change conversations, the
+	// usage ledger or the recent messages return ErrReadOnly.
 	ReadOnly bool
 }
 
@@ -582,6 +582,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.recent.closed.Store(true)
 	var err error
 	if s.lock != nil { // read-only stores take no lock
 		err = s.lock.Close()
