@@ -47,7 +47,8 @@ var _ conversation.UsageLedger = (*Store)(nil)
 //
 // A ledger file that does not parse is moved aside, under the lock, to
 // path + ".corrupt-<time>" with an error in the log, and counting starts
-// anew; it is never overwritten.
+// anew; it is never overwritten. One that cannot be read (no permission,
+// not a regular file) is an error and is left where it is.
 
 // UsagePath returns the usage ledger's file for the conversations file at
 // path: its name with ".json" replaced by ".usage.json", in the same folder.
@@ -199,11 +200,21 @@ func (s *Store) readUsage() (*usageFile, error) {
 	}
 	f, err := parseUsage(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s does not parse: %w", s.usagePath, err)
+		return nil, &parseError{name: s.usagePath, err: err}
 	}
 	s.ucache, s.ustamp = f, st
 	return f, nil
 }
+
+// parseError is the error of a file that does not parse, the only error
+// that moves a file aside: one that cannot be read is left where it is.
+type parseError struct {
+	name string // the file's path, or how a person calls it
+	err  error
+}
+
+func (e *parseError) Error() string { return e.name + " does not parse: " + e.err.Error() }
+func (e *parseError) Unwrap() error { return e.err }
 
 // forgetUsage drops the cached ledger, which holds a change that was not
 // written.
@@ -232,7 +243,8 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 	}
 	err := s.withUsageLock(func() error {
 		f, err := s.readUsage()
-		if err != nil {
+		var perr *parseError
+		if errors.As(err, &perr) {
 			aside, merr := s.moveUsageAside()
 			if merr != nil {
 				return fmt.Errorf("%w, and it cannot be moved aside: %w", err, merr)
@@ -241,6 +253,8 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 				"path", s.usagePath, "moved_to", aside, "err", err)
 			f = &usageFile{usage: map[string]map[string]usageCounts{}}
 			s.ucache = f // unwritten until the write below
+		} else if err != nil {
+			return err
 		}
 		days := f.usage[phone]
 		if days == nil {
