@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	conversationredis "github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -198,23 +198,8 @@ func TestUnlockKeepsAnothersLock(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that a logger may write while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log the test reads while the code under test writes it.
+type syncBuffer = logtest.Buffer
 
 func TestLockerOptions(t *testing.T) {
 	s := open(t, redistest.Prefix(t), nil)
