@@ -9,9 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -49,8 +47,7 @@ var _ conversation.RecentMessages = (*Store)(nil)
 // at path: its name with ".json" replaced by ".recent.json", in the same
 // folder.
 func RecentPath(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".recent.json")
+	return siblingPath(path, ".recent.json")
 }
 
 // recentEntry is one message in the file.
@@ -74,11 +71,9 @@ type recentFile struct {
 // have been remembered.
 func parseRecent(data []byte) (*recentFile, error) {
 	f := &recentFile{phones: map[string][]conversation.RecentMessage{}}
-	if err := json.Unmarshal(data, &f.other); err != nil {
+	var err error
+	if f.other, err = parseObject(data); err != nil {
 		return nil, err
-	}
-	if f.other == nil {
-		return nil, errors.New("not a JSON object")
 	}
 	raw, ok := f.other["recent"]
 	if !ok {
@@ -138,18 +133,11 @@ func (f *recentFile) render() ([]byte, error) {
 		b.WriteString("\n    ]")
 	}
 	b.WriteString("\n  }")
-	for _, k := range sortedKeys(f.other) {
-		b.WriteString(",\n  ")
-		b.Write(quote(k))
-		b.WriteString(": ")
-		var c bytes.Buffer
-		if err := json.Compact(&c, f.other[k]); err != nil {
-			return nil, err
-		}
-		b.Write(c.Bytes())
+	out, err := appendOther(b.Bytes(), f.other)
+	if err != nil {
+		return nil, err
 	}
-	b.WriteString("\n}\n")
-	return b.Bytes(), nil
+	return append(out, "\n}\n"...), nil
 }
 
 // newRecent returns the recent messages kept beside the conversations file

@@ -1,12 +1,18 @@
 package jsonfile
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -180,6 +186,43 @@ func (f *sibling[T]) close() error {
 		return nil
 	}
 	return f.lock.Close()
+}
+
+// siblingPath returns the sibling file of the conversations file at path:
+// its name with ".json" replaced by suffix, in the same folder.
+func siblingPath(path, suffix string) string {
+	dir, base := filepath.Split(path)
+	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+suffix)
+}
+
+// parseObject returns the top-level members of a sibling file, which must
+// be a JSON object, as they are written.
+func parseObject(data []byte) (map[string]json.RawMessage, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
+		return nil, err
+	}
+	if members == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	return members, nil
+}
+
+// appendOther appends to b the top-level members of a sibling file that
+// this version does not know, so that they are kept: sorted, each on a
+// line of its own after a comma, compacted.
+func appendOther(b []byte, other map[string]json.RawMessage) ([]byte, error) {
+	for _, k := range slices.Sorted(maps.Keys(other)) {
+		var v bytes.Buffer
+		if err := json.Compact(&v, other[k]); err != nil {
+			return nil, err
+		}
+		b = append(b, ",\n  "...)
+		b = append(b, quote(k)...)
+		b = append(b, ": "...)
+		b = append(b, v.Bytes()...)
+	}
+	return b, nil
 }
 
 // parseError is the error of a file that does not parse, the only error

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -46,8 +44,7 @@ var _ conversation.UsageLedger = (*Store)(nil)
 // UsagePath returns the usage ledger's file for the conversations file at
 // path: its name with ".json" replaced by ".usage.json", in the same folder.
 func UsagePath(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".usage.json")
+	return siblingPath(path, ".usage.json")
 }
 
 // usageCounts is one phone's day in the ledger file.
@@ -72,11 +69,9 @@ func parseUsage(data []byte) (*usageFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
 	}
-	if err := json.Unmarshal(data, &f.other); err != nil {
+	var err error
+	if f.other, err = parseObject(data); err != nil {
 		return nil, err
-	}
-	if f.other == nil {
-		return nil, errors.New("not a JSON object")
 	}
 	if raw, ok := f.other["usage"]; ok {
 		if err := json.Unmarshal(raw, &f.usage); err != nil {
@@ -147,15 +142,9 @@ func (f *usageFile) render() ([]byte, error) {
 		b = append(b, "\n    }"...)
 	}
 	b = append(b, "\n  }"...)
-	for _, k := range slices.Sorted(maps.Keys(f.other)) {
-		var v bytes.Buffer
-		if err := json.Compact(&v, f.other[k]); err != nil {
-			return nil, err
-		}
-		b = append(b, ",\n  "...)
-		b = append(b, quote(k)...)
-		b = append(b, ": "...)
-		b = append(b, v.Bytes()...)
+	b, err := appendOther(b, f.other)
+	if err != nil {
+		return nil, err
 	}
 	b = append(b, "\n}\n"...)
 	return b, nil
