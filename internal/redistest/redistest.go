@@ -12,6 +12,7 @@ package redistest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -61,23 +62,30 @@ func Prefix(tb testing.TB) string {
 	return prefix
 }
 
-// DeleteKeys removes every key under prefix, with SCAN and UNLINK, and
-// reports a failure as a test error. The prefix is taken literally, glob
-// characters included. An empty prefix is refused: it would match every key
-// of the database.
+// DeleteKeys removes every key under prefix, as Unlink does, and reports
+// a failure as a test error.
 func DeleteKeys(tb testing.TB, rdb *goredis.Client, prefix string) {
 	tb.Helper()
-	if prefix == "" {
-		tb.Errorf("redistest: DeleteKeys with an empty prefix would delete every key; nothing deleted")
-		return
+	if err := Unlink(context.Background(), rdb, prefix); err != nil {
+		tb.Errorf("cleanup of %s: %v", prefix, err)
 	}
-	ctx := context.Background()
+}
+
+// Unlink removes every key under prefix, with SCAN and UNLINK, for
+// cleanups that run outside a test (a TestMain, a benchmark's end). The
+// prefix is taken literally, glob characters included. An empty prefix
+// is refused: it would match every key of the database.
+func Unlink(ctx context.Context, rdb *goredis.Client, prefix string) error {
+	if prefix == "" {
+		return errors.New("redistest: an empty prefix would delete every key; nothing deleted")
+	}
 	iter := rdb.Scan(ctx, 0, escapeGlob(prefix)+"*", 1000).Iterator()
 	var batch []string
+	var errs []error
 	flush := func() {
 		if len(batch) > 0 {
 			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-				tb.Errorf("cleanup of %s: %v", prefix, err)
+				errs = append(errs, err)
 			}
 			batch = batch[:0]
 		}
@@ -88,9 +96,7 @@ func DeleteKeys(tb testing.TB, rdb *goredis.Client, prefix string) {
 		}
 	}
 	flush()
-	if err := iter.Err(); err != nil {
-		tb.Errorf("cleanup of %s: %v", prefix, err)
-	}
+	return errors.Join(append(errs, iter.Err())...)
 }
 
 // escapeGlob quotes the characters of s that a Redis SCAN pattern treats as
