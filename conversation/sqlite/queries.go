@@ -65,3 +65,9 @@ const (
 		FROM conversations c
 		ORDER BY c.phone`
 )
+
+// preparedQueries are prepared once, when the store opens: a load or a
+// save is short enough that preparing its statements each time would be a
+// good part of its cost.
+var preparedQueries = []string{queryLoad, queryLastActive, queryInsertConv, queryDeleteTurns,
+	queryTouchConv, queryInsertTurn, queryRecycleTurn, queryCapTurns, queryToolIDs}
