@@ -35,13 +35,11 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 		data[i] = turnJSON(tb, fmt.Sprintf("question %d: what should we cook tonight?", i),
 			fmt.Sprintf("answer %d: lemon chicken with rice takes about 30 minutes.", i))
 	}
-	var index strings.Builder // the turns hold no tool ids
-	for i := range turns {
-		fmt.Fprintf(&index, "%d\n", i+1)
-	}
+	// The turn index: the newest seq, then an empty line of ids a turn.
+	index := fmt.Sprintf("%d\n", turns) + strings.Repeat("\n", turns)
 	for p := range phones {
 		phone := benchPhone(p)
-		if _, err := conv.Exec(phone, last.UnixNano(), index.String()); err != nil {
+		if _, err := conv.Exec(phone, last.UnixNano(), index); err != nil {
 			tb.Fatal(err)
 		}
 		for i, d := range data {

@@ -17,14 +17,14 @@ const (
 	queryLastActive = `SELECT last_active FROM conversations WHERE phone = ?1`
 
 	// querySaveState is what a save reads: the conversation's last
-	// activity, its turn index (see turnIndex) and the seqs of its turn
-	// rows, which tell whether the index describes them. The seqs come
-	// from the primary key's index alone, whose page the save writes
-	// anyway.
+	// activity, its turn index (see turnIndex), and the number, lowest
+	// and highest seq of its turn rows, which tell whether the index
+	// describes them. Those come from the primary key's index alone,
+	// whose page the save writes anyway.
 	querySaveState = `
-		SELECT c.last_active, c.turn_ids,
-			(SELECT group_concat(t.seq, ' ' ORDER BY t.seq) FROM turns t WHERE t.phone = ?1)
-		FROM conversations c WHERE c.phone = ?1`
+		SELECT c.last_active, c.turn_ids, count(t.seq), min(t.seq), max(t.seq)
+		FROM conversations c LEFT JOIN turns t ON t.phone = c.phone
+		WHERE c.phone = ?1`
 
 	queryInsertConv  = `INSERT INTO conversations (phone, last_active, turn_ids) VALUES (?1, ?2, ?3)`
 	queryTouchConv   = `UPDATE conversations SET last_active = ?2, turn_ids = ?3 WHERE phone = ?1`

@@ -133,9 +133,13 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	}
 	defer tx.Rollback()
 
-	var last int64
-	var stored, seqs sql.NullString
-	err = s.stmt(ctx, tx, querySaveState).QueryRowContext(ctx, phone).Scan(&last, &stored, &seqs)
+	var last sql.NullInt64
+	var stored sql.NullString
+	var rows rowSeqs
+	err = s.stmt(ctx, tx, querySaveState).QueryRowContext(ctx, phone).Scan(&last, &stored, &rows.n, &rows.lo, &rows.hi)
+	if err == nil && !last.Valid {
+		err = sql.ErrNoRows // no conversation: the aggregate's row is empty
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		// The conversation's row goes first, for the turn's foreign key.
@@ -161,7 +165,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 
 	var idx turnIndex
 	switch {
-	case conversation.Expired(time.Unix(0, last), now, lim.Timeout):
+	case conversation.Expired(time.Unix(0, last.Int64), now, lim.Timeout):
 		// conversation.AppendTurn's rule: a save into an expired
 		// conversation starts a new one.
 		if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
@@ -173,7 +177,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 		}
 		idx = turnIndex{entry(seq, r.own)}
 	default:
-		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, seqs.String, lim)
+		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, rows, lim)
 		if errors.Is(err, errStaleIndex) {
 			idx, err = s.appendSlow(ctx, tx, phone, r, lim)
 		}
@@ -181,10 +185,21 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 			return err
 		}
 	}
-	if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), idx.String()); err != nil {
+	var text any // NULL: the rows' seqs do not follow each other
+	if idx.consecutive() {
+		text = idx.String()
+	}
+	if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), text); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// rowSeqs is what querySaveState reads of a conversation's turn rows: how
+// many, and their lowest and highest seqs (NULL without rows).
+type rowSeqs struct {
+	n      int64
+	lo, hi sql.NullInt64
 }
 
 // errStaleIndex is appendCurrent's answer when the conversation's turn
@@ -192,15 +207,15 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 var errStaleIndex = errors.New("turn index out of date")
 
 // appendCurrent adds r to a conversation that goes on, whose turn index is
-// stored (the turn_ids column, NULL if not valid) and whose rows have the
-// seqs seqs, and returns the new index. It changes nothing and returns
-// errStaleIndex unless the index parses and lists exactly those seqs.
-func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, seqs string, lim conversation.Limits) (turnIndex, error) {
+// stored (the turn_ids column) and whose turn rows are rows, and returns
+// the new index. It changes nothing and returns errStaleIndex unless the
+// index parses and lists exactly those rows.
+func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, rows rowSeqs, lim conversation.Limits) (turnIndex, error) {
 	if !stored.Valid {
 		return nil, errStaleIndex
 	}
 	idx, err := parseTurnIndex(stored.String)
-	if err != nil || idx.seqs() != seqs {
+	if err != nil || !idx.matches(rows.n, rows.lo.Int64, rows.hi.Int64) {
 		return nil, errStaleIndex
 	}
 	// What stays next to the new turn: conversation.KeptTurns (the

@@ -11,23 +11,29 @@ import (
 // new turn's ids, and finds the row that the cap drops, from the row it
 // reads and writes anyway (the conversation's) instead of reading the turns.
 //
-// It is text, one line per turn: the seq, then each id as a Go quoted
-// string (strconv.Quote), separated by spaces:
+// A conversation's turns have consecutive seqs (a save adds the seq after
+// the last, the cap drops the oldest, Replace numbers from 1), so the text
+// gives the newest turn's seq on its first line, then one line per turn,
+// oldest first, of its ids, each a Go quoted string (strconv.Quote)
+// after a space:
 //
-//	41 "toolu_01A"
-//	42
-//	43 "toolu_01B" "toolu_01C"
+//	43
+//	 "toolu_01A"
 //
-// A quoted id holds no raw space-quote pair nor newline, so the lines and
-// the ids split without ambiguity, and any id the Messages API may send
-// fits.
+//	 "toolu_01B" "toolu_01C"
+//
+// is turns 41 to 43. A quoted id holds no raw newline and no unescaped
+// quote, so the lines and the ids split without ambiguity, and any id the
+// Messages API may send fits. The text keeps its length from one save to
+// the next while the ids do (the row is rewritten in place), unless the
+// newest seq gains a digit.
 type turnIndex []indexEntry
 
 // indexEntry is one turn of a turnIndex.
 type indexEntry struct {
 	seq int64
-	// ids is the rest of the turn's line: its ids, quoted, each after a
-	// space; parsed only when a save checks a new turn against them.
+	// ids is the turn's line: its ids, quoted, each after a space; parsed
+	// only when a save checks a new turn against them.
 	ids string
 }
 
@@ -44,50 +50,64 @@ func entry(seq int64, ids []string) indexEntry {
 	return indexEntry{seq: seq, ids: b.String()}
 }
 
-// String encodes x as the turn_ids column holds it.
-func (x turnIndex) String() string {
-	var b strings.Builder
-	for _, e := range x {
-		b.WriteString(strconv.FormatInt(e.seq, 10))
-		b.WriteString(e.ids)
-		b.WriteByte('\n')
+// consecutive reports whether x's seqs follow each other, which String
+// needs.
+func (x turnIndex) consecutive() bool {
+	for i := 1; i < len(x); i++ {
+		if x[i].seq != x[i-1].seq+1 {
+			return false
+		}
 	}
-	return b.String()
+	return true
 }
 
-// seqs returns x's seqs separated by spaces, as the save's query lists the
-// stored rows' (group_concat of seq, ' '), so that one comparison tells
-// whether the index describes the rows.
-func (x turnIndex) seqs() string {
-	b := make([]byte, 0, 8*len(x))
-	for i, e := range x {
-		if i > 0 {
-			b = append(b, ' ')
-		}
-		b = strconv.AppendInt(b, e.seq, 10)
+// String encodes x, whose seqs must be consecutive, as the turn_ids column
+// holds it.
+func (x turnIndex) String() string {
+	if len(x) == 0 {
+		return "0\n"
+	}
+	n := 21
+	for _, e := range x {
+		n += len(e.ids) + 1
+	}
+	b := make([]byte, 0, n)
+	b = strconv.AppendInt(b, x[len(x)-1].seq, 10)
+	b = append(b, '\n')
+	for _, e := range x {
+		b = append(b, e.ids...)
+		b = append(b, '\n')
 	}
 	return string(b)
 }
 
+// matches reports whether x describes turn rows numbering n, from seq lo
+// to hi: with seqs unique, the rows are then exactly x's.
+func (x turnIndex) matches(n, lo, hi int64) bool {
+	if int64(len(x)) != n {
+		return false
+	}
+	return n == 0 || (x[0].seq == lo && x[len(x)-1].seq == hi)
+}
+
 // parseTurnIndex decodes what turnIndex.String wrote, checking the whole
-// syntax (ids included) and that seqs increase.
+// syntax, ids included.
 func parseTurnIndex(s string) (turnIndex, error) {
-	x := make(turnIndex, 0, strings.Count(s, "\n"))
-	for s != "" {
-		line, rest, ok := strings.Cut(s, "\n")
-		if !ok {
-			return nil, errBadIndex
-		}
+	head, s, ok := strings.Cut(s, "\n")
+	if !ok {
+		return nil, errBadIndex
+	}
+	last, err := strconv.ParseInt(head, 10, 64)
+	n := int64(strings.Count(s, "\n"))
+	if err != nil || strconv.FormatInt(last, 10) != head || last < n || (n == 0 && last != 0) ||
+		!strings.HasSuffix("\n"+s, "\n") {
+		return nil, errBadIndex
+	}
+	x := make(turnIndex, 0, n)
+	for seq := last - n + 1; s != ""; seq++ {
+		line, rest, _ := strings.Cut(s, "\n")
 		s = rest
-		num, ids, _ := strings.Cut(line, " ")
-		seq, err := strconv.ParseInt(num, 10, 64)
-		if err != nil || (len(x) > 0 && seq <= x[len(x)-1].seq) {
-			return nil, errBadIndex
-		}
-		if ids != "" {
-			ids = " " + ids
-		}
-		e := indexEntry{seq: seq, ids: ids}
+		e := indexEntry{seq: seq, ids: line}
 		if _, err := e.toolIDs(nil); err != nil {
 			return nil, err
 		}

@@ -22,10 +22,10 @@ func TestTurnIndexRoundTrip(t *testing.T) {
 		idx  turnIndex
 		text string
 	}{
-		{"empty", turnIndex{}, ""},
-		{"no ids", turnIndex{entry(1, nil), entry(2, nil)}, "1\n2\n"},
+		{"empty", turnIndex{}, "0\n"},
+		{"no ids", turnIndex{entry(1, nil), entry(2, nil)}, "2\n\n\n"},
 		{"ids", turnIndex{entry(7, []string{"toolu_01A"}), entry(8, nil), entry(9, []string{"toolu_01B", "toolu_01C"})},
-			"7 \"toolu_01A\"\n8\n9 \"toolu_01B\" \"toolu_01C\"\n"},
+			"9\n \"toolu_01A\"\n\n \"toolu_01B\" \"toolu_01C\"\n"},
 		{"odd ids", turnIndex{entry(3, []string{`a "b" c`, "line\nbreak", `back\slash`, "x y", "ünï", " "})}, ""},
 	}
 	for _, tt := range tests {
@@ -60,20 +60,25 @@ func TestTurnIndexRoundTrip(t *testing.T) {
 // refused, so that a save reads the turns instead of trusting it.
 func TestTurnIndexMalformed(t *testing.T) {
 	for _, text := range []string{
+		"",                       // not even the newest seq
 		"1",                      // no newline
+		"1\n",                    // no turns: then the newest seq is 0
 		"x\n",                    // not a seq
-		"2\n1\n",                 // seqs must increase
-		"1\n1\n",                 // nor repeat
-		"1 toolu_01A\n",          // unquoted id
-		"1 \"toolu_01A\n",        // unterminated
-		"1 \"a\"\"b\"\n",         // no space between ids
-		"1  \"a\"\n",             // two spaces
-		"1 \"a\" \n",             // trailing space
-		"1 `a`\n",                // another quoting
-		"1 'a'\n",                // a rune
-		"-\n",                    // sign only
-		"1 \"a\"\n\n",            // empty line
+		"-1\n",                   // nor this
+		"01\n\n",                 // nor this, as written
+		"+1\n\n",                 // nor this
+		"1 \n",                   // nor this
 		"99999999999999999999\n", // overflows int64
+		"1\n\n\n",                // two turns up to seq 1: seqs start at 1
+		"2\n \"a\"",              // a line without its newline
+		"1\n toolu_01A\n",        // unquoted id
+		"1\n\"a\"\n",             // no space before the id
+		"1\n \"toolu_01A\n",      // unterminated
+		"1\n \"a\"\"b\"\n",       // no space between ids
+		"1\n  \"a\"\n",           // two spaces
+		"1\n \"a\" \n",           // trailing space
+		"1\n `a`\n",              // another quoting
+		"1\n 'a'\n",              // a rune
 	} {
 		if x, err := parseTurnIndex(text); err == nil {
 			t.Errorf("parseTurnIndex(%q) = %q, want an error", text, x)
@@ -82,10 +87,10 @@ func TestTurnIndexMalformed(t *testing.T) {
 }
 
 // FuzzParseTurnIndex: the index is read from the database, where a hand
-// edit may have put anything; parsing never panics, and what parses is
-// written back as it was read.
+// edit may have put anything; parsing never panics, and what parses has
+// consecutive seqs from 1 on and is written back as it was read.
 func FuzzParseTurnIndex(f *testing.F) {
-	for _, s := range []string{"", "1\n", "7 \"toolu_01A\"\n8\n9 \"b\" \"c\"\n", "3 \"a \\\"b\\\" c\" \"line\\nbreak\"\n", "1 `a`\n", "2\n1\n"} {
+	for _, s := range []string{"", "0\n", "1\n\n", "9\n \"toolu_01A\"\n\n \"b\" \"c\"\n", "3\n \"a \\\"b\\\" c\" \"line\\nbreak\"\n", "1\n `a`\n", "1\n\n\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -93,9 +98,11 @@ func FuzzParseTurnIndex(f *testing.F) {
 		if err != nil {
 			return
 		}
-		again, err := parseTurnIndex(x.String())
-		if err != nil || !slices.Equal(again, x) {
-			t.Fatalf("%q parsed as %q, which reads back as %q, %v", s, x, again, err)
+		if !x.consecutive() || (len(x) > 0 && x[0].seq < 1) {
+			t.Fatalf("%q parsed as %q: seqs not consecutive from 1 on", s, x)
+		}
+		if got := x.String(); got != s {
+			t.Fatalf("%q parsed as %q, which is written as %q", s, x, got)
 		}
 		for _, e := range x {
 			if _, err := e.toolIDs(nil); err != nil {
@@ -114,14 +121,18 @@ func indexTurn(q, id string) conversation.Turn {
 	return conversation.Turn{Messages: storetest.ToolTurn(q, id, "result", "done")}
 }
 
-// storedIndex returns the turn_ids column of phone's conversation.
-func storedIndex(t *testing.T, db *sql.DB, phone string) sql.NullString {
+// storedIndex returns the turn_ids column of phone's conversation, or
+// "NULL".
+func storedIndex(t *testing.T, db *sql.DB, phone string) string {
 	t.Helper()
 	var idx sql.NullString
 	if err := db.QueryRow(`SELECT turn_ids FROM conversations WHERE phone = ?`, phone).Scan(&idx); err != nil {
 		t.Fatal(err)
 	}
-	return idx
+	if !idx.Valid {
+		return "NULL"
+	}
+	return idx.String
 }
 
 // loadQuestions returns the first message's text of each of phone's turns.
@@ -167,25 +178,25 @@ func TestTurnIndexFollowsSaves(t *testing.T) {
 		at    time.Duration
 		want  string
 	}{
-		{"a", "toolu_a", 0, "1 \"toolu_a\"\n"},
-		{"b", "", 0, "1 \"toolu_a\"\n2\n"},
-		{"c", "toolu_c", 0, "1 \"toolu_a\"\n2\n3 \"toolu_c\"\n"},
-		{"d", "toolu_a", 0, "2\n3 \"toolu_c\"\n4 \"toolu_a\"\n"}, // a's id left with a
-		{"e", "", 2 * time.Hour, "1\n"},                          // expired: a new conversation
+		{"a", "toolu_a", 0, "1\n \"toolu_a\"\n"},
+		{"b", "", 0, "2\n \"toolu_a\"\n\n"},
+		{"c", "toolu_c", 0, "3\n \"toolu_a\"\n\n \"toolu_c\"\n"},
+		{"d", "toolu_a", 0, "4\n\n \"toolu_c\"\n \"toolu_a\"\n"}, // a's id left with a
+		{"e", "", 2 * time.Hour, "1\n\n"},                        // expired: a new conversation
 	}
 	for _, st := range steps {
 		if err := s.Append(ctx, "+1", indexTurn(st.q, st.id), now.Add(st.at), lim); err != nil {
 			t.Fatalf("Append %s: %v", st.q, err)
 		}
-		if got := storedIndex(t, db, "+1"); got.String != st.want {
-			t.Fatalf("after %s: turn_ids %q, want %q", st.q, got.String, st.want)
+		if got := storedIndex(t, db, "+1"); got != st.want {
+			t.Fatalf("after %s: turn_ids %q, want %q", st.q, got, st.want)
 		}
 	}
 	c := conversation.Conversation{Phone: "+2", LastActive: now, Turns: []conversation.Turn{indexTurn("x", "toolu_x"), indexTurn("y", "")}}
 	if ok, err := s.Replace(ctx, c, time.Hour); !ok || err != nil {
 		t.Fatalf("Replace = %v, %v", ok, err)
 	}
-	if got, want := storedIndex(t, db, "+2").String, "1 \"toolu_x\"\n2\n"; got != want {
+	if got, want := storedIndex(t, db, "+2"), "2\n \"toolu_x\"\n\n"; got != want {
 		t.Fatalf("after Replace: turn_ids %q, want %q", got, want)
 	}
 	if err := s.Append(ctx, "+2", indexTurn("z", "toolu_x"), now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
@@ -193,30 +204,41 @@ func TestTurnIndexFollowsSaves(t *testing.T) {
 	}
 }
 
-// TestTurnIndexOutOfDate: a save trusts the index only while it lists the
-// seqs of the stored rows. Rows deleted or added by hand, or an index that
-// does not parse, make the save read the turns: it checks ids against the
-// rows as they are, applies the cap to them, and writes the index anew.
+// TestTurnIndexOutOfDate: a save trusts the index only while it describes
+// the stored rows (their number, first and last seq). Rows deleted or added
+// by hand, or an index that does not parse, make the save read the turns:
+// it checks ids against the rows as they are, applies the cap to them, and
+// writes the index anew, or NULL while the rows' seqs have a gap.
 func TestTurnIndexOutOfDate(t *testing.T) {
 	ctx := context.Background()
 	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
 	now := storetest.Start
+	const toolX = `{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"t","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]},{"role":"assistant","content":"ok"}]}`
+	type save struct {
+		q, id   string
+		refused bool
+	}
 	tests := []struct {
 		name      string
 		edit      string
-		q, id     string
-		wantErr   bool
+		saves     []save
 		wantTurns string
 		wantIndex string
 	}{
-		{"row deleted", `DELETE FROM turns WHERE seq = 2`, "d", "toolu_b", false, "a,c,d", "1 \"toolu_a\"\n3 \"toolu_c\"\n4 \"toolu_b\"\n"},
-		{"row added", `INSERT INTO turns (phone, seq, json, tool_ids) VALUES ('+1', 4, '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"t","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]},{"role":"assistant","content":"ok"}]}', '["toolu_x"]')`,
-			"d", "toolu_x", true, "a,b,c,x", ""},
-		{"row added, then a save", `INSERT INTO turns (phone, seq, json) VALUES ('+1', 4, '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"ok"}]}')`,
-			"d", "", false, "c,x,d", "3 \"toolu_c\"\n4\n5\n"},
-		{"garbage", `UPDATE conversations SET turn_ids = 'not an index'`, "d", "toolu_b", true, "a,b,c", ""},
-		{"missing", `UPDATE conversations SET turn_ids = NULL`, "d", "toolu_c", true, "a,b,c", ""},
-		{"missing, then a save", `UPDATE conversations SET turn_ids = NULL`, "d", "toolu_a", false, "b,c,d", "2 \"toolu_b\"\n3 \"toolu_c\"\n4 \"toolu_a\"\n"},
+		{"row deleted", `DELETE FROM turns WHERE seq = 2`,
+			[]save{{"d", "toolu_b", false}}, "a,c,d", "NULL"},
+		{"row deleted, then a save", `DELETE FROM turns WHERE seq = 2`,
+			[]save{{"d", "toolu_b", false}, {"e", "toolu_c", true}, {"e", "", false}}, "c,d,e", "5\n \"toolu_c\"\n \"toolu_b\"\n\n"},
+		{"row added", `INSERT INTO turns (phone, seq, json, tool_ids) VALUES ('+1', 4, '` + toolX + `', '["toolu_x"]')`,
+			[]save{{"d", "toolu_x", true}}, "a,b,c,x", "3\n \"toolu_a\"\n \"toolu_b\"\n \"toolu_c\"\n"},
+		{"row added, then a save", `INSERT INTO turns (phone, seq, json) VALUES ('+1', 4, '` + toolX + `')`,
+			[]save{{"d", "toolu_x", true}, {"d", "", false}}, "c,x,d", "5\n \"toolu_c\"\n \"toolu_x\"\n\n"},
+		{"garbage", `UPDATE conversations SET turn_ids = 'not an index'`,
+			[]save{{"d", "toolu_b", true}}, "a,b,c", "not an index"},
+		{"missing", `UPDATE conversations SET turn_ids = NULL`,
+			[]save{{"d", "toolu_c", true}}, "a,b,c", "NULL"},
+		{"missing, then a save", `UPDATE conversations SET turn_ids = NULL`,
+			[]save{{"d", "toolu_a", false}}, "b,c,d", "4\n \"toolu_b\"\n \"toolu_c\"\n \"toolu_a\"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,17 +251,17 @@ func TestTurnIndexOutOfDate(t *testing.T) {
 			if _, err := db.Exec(tt.edit); err != nil {
 				t.Fatal(err)
 			}
-			err := s.Append(ctx, "+1", indexTurn(tt.q, tt.id), now, lim)
-			if tt.wantErr != errors.Is(err, conversation.ErrInvalidTurn) || (!tt.wantErr && err != nil) {
-				t.Fatalf("Append err = %v, want ErrInvalidTurn: %v", err, tt.wantErr)
+			for _, sv := range tt.saves {
+				err := s.Append(ctx, "+1", indexTurn(sv.q, sv.id), now, lim)
+				if sv.refused != errors.Is(err, conversation.ErrInvalidTurn) || (!sv.refused && err != nil) {
+					t.Fatalf("Append %s with %q: err = %v, want ErrInvalidTurn: %v", sv.q, sv.id, err, sv.refused)
+				}
 			}
 			if got := loadQuestions(t, s, "+1"); got != tt.wantTurns {
 				t.Fatalf("turns %s, want %s", got, tt.wantTurns)
 			}
-			if tt.wantIndex != "" {
-				if got := storedIndex(t, db, "+1"); got.String != tt.wantIndex {
-					t.Fatalf("turn_ids %q, want %q", got.String, tt.wantIndex)
-				}
+			if got := storedIndex(t, db, "+1"); got != tt.wantIndex {
+				t.Fatalf("turn_ids %q, want %q", got, tt.wantIndex)
 			}
 		})
 	}
@@ -301,8 +323,8 @@ func TestUpgradeFromVersion5(t *testing.T) {
 	if err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&version); err != nil || version != len(migrations) {
 		t.Fatalf("schema version %d (%v), want %d", version, err, len(migrations))
 	}
-	if idx := storedIndex(t, db, "+1"); idx.Valid {
-		t.Fatalf("turn_ids after the upgrade = %q, want NULL", idx.String)
+	if idx := storedIndex(t, db, "+1"); idx != "NULL" {
+		t.Fatalf("turn_ids after the upgrade = %q, want NULL", idx)
 	}
 	c, err := s.Load(ctx, "+1")
 	if err != nil || len(c.Turns) != 3 {
@@ -323,9 +345,9 @@ func TestUpgradeFromVersion5(t *testing.T) {
 	if err := s.Append(ctx, "+1", indexTurn("d", "toolu_d"), now, lim); err != nil {
 		t.Fatal(err)
 	}
-	want := "1 \"toolu_a\"\n2 \"toolu_b\"\n3\n4 \"toolu_d\"\n"
-	if idx := storedIndex(t, db, "+1"); idx.String != want {
-		t.Fatalf("turn_ids after the first save = %q, want %q", idx.String, want)
+	want := "4\n \"toolu_a\"\n \"toolu_b\"\n\n \"toolu_d\"\n"
+	if idx := storedIndex(t, db, "+1"); idx != want {
+		t.Fatalf("turn_ids after the first save = %q, want %q", idx, want)
 	}
 	if got := loadQuestions(t, s, "+1"); got != "a,b,c,d" {
 		t.Fatalf("turns %s, want a,b,c,d", got)
