@@ -35,8 +35,9 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 		data[i] = turnJSON(tb, fmt.Sprintf("question %d: what should we cook tonight?", i),
 			fmt.Sprintf("answer %d: lemon chicken with rice takes about 30 minutes.", i))
 	}
-	// The turn index: the newest seq, then an empty line of ids a turn.
-	index := fmt.Sprintf("%d\n", turns) + strings.Repeat("\n", turns)
+	// The turn index: the newest seq and the last activity, then an empty
+	// line of ids a turn.
+	index := fmt.Sprintf("%d %d\n", turns, last.UnixNano()) + strings.Repeat("\n", turns)
 	for p := range phones {
 		phone := benchPhone(p)
 		if _, err := conv.Exec(phone, last.UnixNano(), index); err != nil {

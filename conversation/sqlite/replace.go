@@ -63,7 +63,7 @@ func (s *Store) replace(ctx context.Context, phone string, last int64, turns []r
 	for i, t := range turns {
 		idx[i] = entry(int64(i+1), t.own)
 	}
-	if _, err := tx.ExecContext(ctx, queryInsertConv, phone, last, idx.String()); err != nil {
+	if _, err := tx.ExecContext(ctx, queryInsertConv, phone, last, idx.text(last)); err != nil {
 		return false, err
 	}
 	for i, t := range turns {

@@ -144,7 +144,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	case errors.Is(err, sql.ErrNoRows):
 		// The conversation's row goes first, for the turn's foreign key.
 		idx := turnIndex{entry(1, r.own)}
-		if _, err := s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano(), idx.String()); err != nil {
+		if _, err := s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano(), idx.text(now.UnixNano())); err != nil {
 			return err
 		}
 		seq, err := s.insertTurn(ctx, tx, phone, r)
@@ -177,7 +177,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 		}
 		idx = turnIndex{entry(seq, r.own)}
 	default:
-		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, rows, lim)
+		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, last.Int64, rows, lim)
 		if errors.Is(err, errStaleIndex) {
 			idx, err = s.appendSlow(ctx, tx, phone, r, lim)
 		}
@@ -187,7 +187,7 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	}
 	var text any // NULL: the rows' seqs do not follow each other
 	if idx.consecutive() {
-		text = idx.String()
+		text = idx.text(now.UnixNano())
 	}
 	if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), text); err != nil {
 		return err
@@ -206,16 +206,17 @@ type rowSeqs struct {
 // index is missing or does not describe its rows.
 var errStaleIndex = errors.New("turn index out of date")
 
-// appendCurrent adds r to a conversation that goes on, whose turn index is
-// stored (the turn_ids column) and whose turn rows are rows, and returns
-// the new index. It changes nothing and returns errStaleIndex unless the
-// index parses and lists exactly those rows.
-func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, rows rowSeqs, lim conversation.Limits) (turnIndex, error) {
+// appendCurrent adds r to a conversation that goes on, last active at
+// last, whose turn index is stored (the turn_ids column) and whose turn
+// rows are rows, and returns the new index. It changes nothing and returns
+// errStaleIndex unless the index parses, was written with last, and lists
+// exactly those rows.
+func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, last int64, rows rowSeqs, lim conversation.Limits) (turnIndex, error) {
 	if !stored.Valid {
 		return nil, errStaleIndex
 	}
-	idx, err := parseTurnIndex(stored.String)
-	if err != nil || !idx.matches(rows.n, rows.lo.Int64, rows.hi.Int64) {
+	idx, stamp, err := parseTurnIndex(stored.String)
+	if err != nil || stamp != last || !idx.matches(rows.n, rows.lo.Int64, rows.hi.Int64) {
 		return nil, errStaleIndex
 	}
 	// What stays next to the new turn: conversation.KeptTurns (the

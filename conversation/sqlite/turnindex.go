@@ -13,11 +13,12 @@ import (
 //
 // A conversation's turns have consecutive seqs (a save adds the seq after
 // the last, the cap drops the oldest, Replace numbers from 1), so the text
-// gives the newest turn's seq on its first line, then one line per turn,
-// oldest first, of its ids, each a Go quoted string (strconv.Quote)
-// after a space:
+// gives, on its first line, the newest turn's seq and the conversation's
+// last_active as the index was written with it; then one line per turn,
+// oldest first, of its ids, each a Go quoted string (strconv.Quote) after
+// a space:
 //
-//	43
+//	43 1771929300123456000
 //	 "toolu_01A"
 //
 //	 "toolu_01B" "toolu_01C"
@@ -25,8 +26,13 @@ import (
 // is turns 41 to 43. A quoted id holds no raw newline and no unescaped
 // quote, so the lines and the ids split without ambiguity, and any id the
 // Messages API may send fits. The text keeps its length from one save to
-// the next while the ids do (the row is rewritten in place), unless the
+// the next while the ids do (so the row is rewritten in place), unless the
 // newest seq gains a digit.
+//
+// The last_active on the first line tells whether a writer that does not
+// know the index (a process of an older version, still running while a
+// newer one opened the database) saved since: it sets last_active and
+// leaves the index as it was.
 type turnIndex []indexEntry
 
 // indexEntry is one turn of a turnIndex.
@@ -50,7 +56,7 @@ func entry(seq int64, ids []string) indexEntry {
 	return indexEntry{seq: seq, ids: b.String()}
 }
 
-// consecutive reports whether x's seqs follow each other, which String
+// consecutive reports whether x's seqs follow each other, which text
 // needs.
 func (x turnIndex) consecutive() bool {
 	for i := 1; i < len(x); i++ {
@@ -61,18 +67,21 @@ func (x turnIndex) consecutive() bool {
 	return true
 }
 
-// String encodes x, whose seqs must be consecutive, as the turn_ids column
-// holds it.
-func (x turnIndex) String() string {
-	if len(x) == 0 {
-		return "0\n"
-	}
-	n := 21
+// text encodes x, whose seqs must be consecutive, as the turn_ids column
+// holds it, for a conversation last active at stamp (Unix nanoseconds).
+func (x turnIndex) text(stamp int64) string {
+	n := 42
 	for _, e := range x {
 		n += len(e.ids) + 1
 	}
 	b := make([]byte, 0, n)
-	b = strconv.AppendInt(b, x[len(x)-1].seq, 10)
+	if len(x) == 0 {
+		b = append(b, '0')
+	} else {
+		b = strconv.AppendInt(b, x[len(x)-1].seq, 10)
+	}
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, stamp, 10)
 	b = append(b, '\n')
 	for _, e := range x {
 		b = append(b, e.ids...)
@@ -90,18 +99,20 @@ func (x turnIndex) matches(n, lo, hi int64) bool {
 	return n == 0 || (x[0].seq == lo && x[len(x)-1].seq == hi)
 }
 
-// parseTurnIndex decodes what turnIndex.String wrote, checking the whole
-// syntax, ids included.
-func parseTurnIndex(s string) (turnIndex, error) {
+// parseTurnIndex decodes what turnIndex.text wrote, checking the whole
+// syntax, ids included, and returns the index and its stamp.
+func parseTurnIndex(s string) (turnIndex, int64, error) {
 	head, s, ok := strings.Cut(s, "\n")
 	if !ok {
-		return nil, errBadIndex
+		return nil, 0, errBadIndex
 	}
-	last, err := strconv.ParseInt(head, 10, 64)
+	num, at, _ := strings.Cut(head, " ")
+	last, err1 := strconv.ParseInt(num, 10, 64)
+	stamp, err2 := strconv.ParseInt(at, 10, 64)
 	n := int64(strings.Count(s, "\n"))
-	if err != nil || strconv.FormatInt(last, 10) != head || last < n || (n == 0 && last != 0) ||
-		!strings.HasSuffix("\n"+s, "\n") {
-		return nil, errBadIndex
+	if err1 != nil || err2 != nil || strconv.FormatInt(last, 10) != num || strconv.FormatInt(stamp, 10) != at ||
+		last < n || (n == 0 && last != 0) || !strings.HasSuffix("\n"+s, "\n") {
+		return nil, 0, errBadIndex
 	}
 	x := make(turnIndex, 0, n)
 	for seq := last - n + 1; s != ""; seq++ {
@@ -109,11 +120,11 @@ func parseTurnIndex(s string) (turnIndex, error) {
 		s = rest
 		e := indexEntry{seq: seq, ids: line}
 		if _, err := e.toolIDs(nil); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		x = append(x, e)
 	}
-	return x, nil
+	return x, stamp, nil
 }
 
 // toolIDs appends e's ids to dst.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,73 +16,72 @@ import (
 )
 
 // TestTurnIndexRoundTrip: whatever its ids hold (spaces, quotes, newlines,
-// backslashes, other scripts), an index reads back as written.
+// backslashes, other scripts), an index reads back as written, with its
+// stamp.
 func TestTurnIndexRoundTrip(t *testing.T) {
 	tests := []struct {
-		name string
-		idx  turnIndex
-		text string
+		name  string
+		idx   turnIndex
+		stamp int64
+		text  string
 	}{
-		{"empty", turnIndex{}, "0\n"},
-		{"no ids", turnIndex{entry(1, nil), entry(2, nil)}, "2\n\n\n"},
-		{"ids", turnIndex{entry(7, []string{"toolu_01A"}), entry(8, nil), entry(9, []string{"toolu_01B", "toolu_01C"})},
-			"9\n \"toolu_01A\"\n\n \"toolu_01B\" \"toolu_01C\"\n"},
-		{"odd ids", turnIndex{entry(3, []string{`a "b" c`, "line\nbreak", `back\slash`, "x y", "ünï", " "})}, ""},
+		{"empty", turnIndex{}, 5, "0 5\n"},
+		{"no ids", turnIndex{entry(1, nil), entry(2, nil)}, 1771929300123456000, "2 1771929300123456000\n\n\n"},
+		{"ids", turnIndex{entry(7, []string{"toolu_01A"}), entry(8, nil), entry(9, []string{"toolu_01B", "toolu_01C"})}, -1,
+			"9 -1\n \"toolu_01A\"\n\n \"toolu_01B\" \"toolu_01C\"\n"},
+		{"odd ids", turnIndex{entry(3, []string{`a "b" c`, "line\nbreak", `back\slash`, "x y", "ünï", " "})}, 0,
+			"3 0\n \"a \\\"b\\\" c\" \"line\\nbreak\" \"back\\\\slash\" \"x y\" \"ünï\" \" \"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := tt.idx.String()
-			if tt.text != "" && text != tt.text {
-				t.Fatalf("String() = %q, want %q", text, tt.text)
+			text := tt.idx.text(tt.stamp)
+			if text != tt.text {
+				t.Fatalf("text() = %q, want %q", text, tt.text)
 			}
-			got, err := parseTurnIndex(text)
+			got, stamp, err := parseTurnIndex(text)
 			if err != nil {
 				t.Fatalf("parseTurnIndex(%q): %v", text, err)
 			}
-			if !slices.Equal(got, tt.idx) {
-				t.Fatalf("parseTurnIndex(%q) = %q, want %q", text, got, tt.idx)
-			}
-			for i, e := range got {
-				ids, err := e.toolIDs(nil)
-				want, _ := tt.idx[i].toolIDs(nil)
-				if err != nil || !slices.Equal(ids, want) {
-					t.Fatalf("entry %d: ids %q, %v; want %q", i, ids, err, want)
-				}
+			if !slices.Equal(got, tt.idx) || stamp != tt.stamp {
+				t.Fatalf("parseTurnIndex(%q) = %+v, %d; want %+v, %d", text, got, stamp, tt.idx, tt.stamp)
 			}
 		})
 	}
 	odd := turnIndex{entry(3, []string{`a "b" c`, "line\nbreak"})}
-	if ids, _ := odd[0].toolIDs(nil); !slices.Equal(ids, []string{`a "b" c`, "line\nbreak"}) {
-		t.Fatalf("ids = %q", ids)
+	if ids, err := odd[0].toolIDs(nil); err != nil || !slices.Equal(ids, []string{`a "b" c`, "line\nbreak"}) {
+		t.Fatalf("ids = %q, %v", ids, err)
 	}
 }
 
-// TestTurnIndexMalformed: text that turnIndex.String did not write is
+// TestTurnIndexMalformed: text that turnIndex.text did not write is
 // refused, so that a save reads the turns instead of trusting it.
 func TestTurnIndexMalformed(t *testing.T) {
 	for _, text := range []string{
-		"",                       // not even the newest seq
-		"1",                      // no newline
-		"1\n",                    // no turns: then the newest seq is 0
-		"x\n",                    // not a seq
-		"-1\n",                   // nor this
-		"01\n\n",                 // nor this, as written
-		"+1\n\n",                 // nor this
-		"1 \n",                   // nor this
-		"99999999999999999999\n", // overflows int64
-		"1\n\n\n",                // two turns up to seq 1: seqs start at 1
-		"2\n \"a\"",              // a line without its newline
-		"1\n toolu_01A\n",        // unquoted id
-		"1\n\"a\"\n",             // no space before the id
-		"1\n \"toolu_01A\n",      // unterminated
-		"1\n \"a\"\"b\"\n",       // no space between ids
-		"1\n  \"a\"\n",           // two spaces
-		"1\n \"a\" \n",           // trailing space
-		"1\n `a`\n",              // another quoting
-		"1\n 'a'\n",              // a rune
+		"",                         // not even the first line
+		"1 5",                      // no newline
+		"1\n\n",                    // no stamp
+		"x 5\n\n",                  // not a seq
+		"-1 5\n",                   // nor this
+		"01 5\n\n",                 // nor this, as written
+		"+1 5\n\n",                 // nor this
+		"1 05\n\n",                 // nor this stamp
+		"1 5 \n\n",                 // trailing space
+		"1  5\n\n",                 // two spaces
+		"99999999999999999999 5\n", // overflows int64
+		"1 5\n",                    // no turns: then the newest seq is 0
+		"1 5\n\n\n",                // two turns up to seq 1: seqs start at 1
+		"2 5\n \"a\"",              // a line without its newline
+		"1 5\n toolu_01A\n",        // unquoted id
+		"1 5\n\"a\"\n",             // no space before the id
+		"1 5\n \"toolu_01A\n",      // unterminated
+		"1 5\n \"a\"\"b\"\n",       // no space between ids
+		"1 5\n  \"a\"\n",           // two spaces
+		"1 5\n \"a\" \n",           // trailing space
+		"1 5\n `a`\n",              // another quoting
+		"1 5\n 'a'\n",              // a rune
 	} {
-		if x, err := parseTurnIndex(text); err == nil {
-			t.Errorf("parseTurnIndex(%q) = %q, want an error", text, x)
+		if x, _, err := parseTurnIndex(text); err == nil {
+			t.Errorf("parseTurnIndex(%q) = %+v, want an error", text, x)
 		}
 	}
 }
@@ -90,19 +90,20 @@ func TestTurnIndexMalformed(t *testing.T) {
 // edit may have put anything; parsing never panics, and what parses has
 // consecutive seqs from 1 on and is written back as it was read.
 func FuzzParseTurnIndex(f *testing.F) {
-	for _, s := range []string{"", "0\n", "1\n\n", "9\n \"toolu_01A\"\n\n \"b\" \"c\"\n", "3\n \"a \\\"b\\\" c\" \"line\\nbreak\"\n", "1\n `a`\n", "1\n\n\n"} {
+	for _, s := range []string{"", "0 0\n", "1 5\n\n", "9 -7\n \"toolu_01A\"\n\n \"b\" \"c\"\n",
+		"3 1771929300123456000\n \"a \\\"b\\\" c\" \"line\\nbreak\"\n", "1 5\n `a`\n", "1 5\n\n\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		x, err := parseTurnIndex(s)
+		x, stamp, err := parseTurnIndex(s)
 		if err != nil {
 			return
 		}
 		if !x.consecutive() || (len(x) > 0 && x[0].seq < 1) {
-			t.Fatalf("%q parsed as %q: seqs not consecutive from 1 on", s, x)
+			t.Fatalf("%q parsed as %+v: seqs not consecutive from 1 on", s, x)
 		}
-		if got := x.String(); got != s {
-			t.Fatalf("%q parsed as %q, which is written as %q", s, x, got)
+		if got := x.text(stamp); got != s {
+			t.Fatalf("%q parsed as %+v, %d, which is written as %q", s, x, stamp, got)
 		}
 		for _, e := range x {
 			if _, err := e.toolIDs(nil); err != nil {
@@ -173,16 +174,17 @@ func TestTurnIndexFollowsSaves(t *testing.T) {
 	ctx := context.Background()
 	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
 	now := storetest.Start
+	at := func(seq int, d time.Duration) string { return fmt.Sprintf("%d %d\n", seq, now.Add(d).UnixNano()) }
 	steps := []struct {
 		q, id string
 		at    time.Duration
 		want  string
 	}{
-		{"a", "toolu_a", 0, "1\n \"toolu_a\"\n"},
-		{"b", "", 0, "2\n \"toolu_a\"\n\n"},
-		{"c", "toolu_c", 0, "3\n \"toolu_a\"\n\n \"toolu_c\"\n"},
-		{"d", "toolu_a", 0, "4\n\n \"toolu_c\"\n \"toolu_a\"\n"}, // a's id left with a
-		{"e", "", 2 * time.Hour, "1\n\n"},                        // expired: a new conversation
+		{"a", "toolu_a", 0, at(1, 0) + " \"toolu_a\"\n"},
+		{"b", "", 0, at(2, 0) + " \"toolu_a\"\n\n"},
+		{"c", "toolu_c", 0, at(3, 0) + " \"toolu_a\"\n\n \"toolu_c\"\n"},
+		{"d", "toolu_a", 0, at(4, 0) + "\n \"toolu_c\"\n \"toolu_a\"\n"}, // a's id left with a
+		{"e", "", 2 * time.Hour, at(1, 2*time.Hour) + "\n"},              // expired: a new conversation
 	}
 	for _, st := range steps {
 		if err := s.Append(ctx, "+1", indexTurn(st.q, st.id), now.Add(st.at), lim); err != nil {
@@ -196,11 +198,54 @@ func TestTurnIndexFollowsSaves(t *testing.T) {
 	if ok, err := s.Replace(ctx, c, time.Hour); !ok || err != nil {
 		t.Fatalf("Replace = %v, %v", ok, err)
 	}
-	if got, want := storedIndex(t, db, "+2"), "2\n \"toolu_x\"\n\n"; got != want {
+	if got, want := storedIndex(t, db, "+2"), at(2, 0)+" \"toolu_x\"\n\n"; got != want {
 		t.Fatalf("after Replace: turn_ids %q, want %q", got, want)
 	}
 	if err := s.Append(ctx, "+2", indexTurn("z", "toolu_x"), now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
 		t.Fatalf("reusing a replaced turn's id: err = %v, want ErrInvalidTurn", err)
+	}
+}
+
+// TestTurnIndexOlderVersionSave: a process of the previous version, still
+// running on the database after this one migrated it, saves without
+// writing the index. Here it restarts an expired conversation of one turn
+// with another (the same count and seqs as the index lists); the last
+// activity it sets tells the next save not to trust the index.
+func TestTurnIndexOlderVersionSave(t *testing.T) {
+	s, db := openIndexTest(t)
+	ctx := context.Background()
+	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
+	now := storetest.Start
+	if err := s.Append(ctx, "+1", indexTurn("a", "toolu_a"), now, lim); err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(2 * time.Hour)
+	data, err := indexTurn("b", "toolu_b").MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What version 5's Append does on an expired conversation.
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`DELETE FROM turns WHERE phone = '+1'`, nil},
+		{`INSERT INTO turns (phone, seq, json, sum, tool_ids) VALUES ('+1', 1, ?, ?, '["toolu_b"]')`, []any{data, int64(conversation.Checksum(data))}},
+		{`UPDATE conversations SET last_active = ? WHERE phone = '+1'`, []any{later.UnixNano()}},
+	} {
+		if _, err := db.Exec(q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Append(ctx, "+1", indexTurn("c", "toolu_b"), later, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("reusing the id of the older version's turn: err = %v, want ErrInvalidTurn", err)
+	}
+	if err := s.Append(ctx, "+1", indexTurn("c", "toolu_a"), later, lim); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("2 %d\n \"toolu_b\"\n \"toolu_a\"\n", later.UnixNano())
+	if got := storedIndex(t, db, "+1"); got != want {
+		t.Fatalf("turn_ids %q, want %q", got, want)
 	}
 }
 
@@ -213,6 +258,7 @@ func TestTurnIndexOutOfDate(t *testing.T) {
 	ctx := context.Background()
 	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
 	now := storetest.Start
+	head := func(seq int) string { return fmt.Sprintf("%d %d\n", seq, now.UnixNano()) }
 	const toolX = `{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_x","name":"t","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_x","content":"r"}]},{"role":"assistant","content":"ok"}]}`
 	type save struct {
 		q, id   string
@@ -228,17 +274,17 @@ func TestTurnIndexOutOfDate(t *testing.T) {
 		{"row deleted", `DELETE FROM turns WHERE seq = 2`,
 			[]save{{"d", "toolu_b", false}}, "a,c,d", "NULL"},
 		{"row deleted, then a save", `DELETE FROM turns WHERE seq = 2`,
-			[]save{{"d", "toolu_b", false}, {"e", "toolu_c", true}, {"e", "", false}}, "c,d,e", "5\n \"toolu_c\"\n \"toolu_b\"\n\n"},
+			[]save{{"d", "toolu_b", false}, {"e", "toolu_c", true}, {"e", "", false}}, "c,d,e", head(5) + " \"toolu_c\"\n \"toolu_b\"\n\n"},
 		{"row added", `INSERT INTO turns (phone, seq, json, tool_ids) VALUES ('+1', 4, '` + toolX + `', '["toolu_x"]')`,
-			[]save{{"d", "toolu_x", true}}, "a,b,c,x", "3\n \"toolu_a\"\n \"toolu_b\"\n \"toolu_c\"\n"},
+			[]save{{"d", "toolu_x", true}}, "a,b,c,x", head(3) + " \"toolu_a\"\n \"toolu_b\"\n \"toolu_c\"\n"},
 		{"row added, then a save", `INSERT INTO turns (phone, seq, json) VALUES ('+1', 4, '` + toolX + `')`,
-			[]save{{"d", "toolu_x", true}, {"d", "", false}}, "c,x,d", "5\n \"toolu_c\"\n \"toolu_x\"\n\n"},
+			[]save{{"d", "toolu_x", true}, {"d", "", false}}, "c,x,d", head(5) + " \"toolu_c\"\n \"toolu_x\"\n\n"},
 		{"garbage", `UPDATE conversations SET turn_ids = 'not an index'`,
 			[]save{{"d", "toolu_b", true}}, "a,b,c", "not an index"},
 		{"missing", `UPDATE conversations SET turn_ids = NULL`,
 			[]save{{"d", "toolu_c", true}}, "a,b,c", "NULL"},
 		{"missing, then a save", `UPDATE conversations SET turn_ids = NULL`,
-			[]save{{"d", "toolu_a", false}}, "b,c,d", "4\n \"toolu_b\"\n \"toolu_c\"\n \"toolu_a\"\n"},
+			[]save{{"d", "toolu_a", false}}, "b,c,d", head(4) + " \"toolu_b\"\n \"toolu_c\"\n \"toolu_a\"\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -345,7 +391,7 @@ func TestUpgradeFromVersion5(t *testing.T) {
 	if err := s.Append(ctx, "+1", indexTurn("d", "toolu_d"), now, lim); err != nil {
 		t.Fatal(err)
 	}
-	want := "4\n \"toolu_a\"\n \"toolu_b\"\n\n \"toolu_d\"\n"
+	want := fmt.Sprintf("4 %d\n \"toolu_a\"\n \"toolu_b\"\n\n \"toolu_d\"\n", now.UnixNano())
 	if idx := storedIndex(t, db, "+1"); idx != want {
 		t.Fatalf("turn_ids after the first save = %q, want %q", idx, want)
 	}
