@@ -195,6 +195,23 @@ func (e *MediaError) Is(target error) bool { return target == ErrMedia }
 // Unwrap returns the cause.
 func (e *MediaError) Unwrap() error { return e.Err }
 
+// Unusable reports whether err says that the message itself cannot be
+// used: it is empty, or it brings a picture, a voice note, a document or a
+// video the assistant cannot take. Such a message is refused before the
+// model is asked; any other error is a failure on the way to an answer.
+func Unusable(err error) bool {
+	for _, sentinel := range []error{
+		ErrEmptyMessage, ErrImageType, ErrImageTooLarge,
+		ErrVoiceNotSetUp, ErrVoiceTooLong, ErrAudioFormat, ErrTranscription, ErrVoiceEmpty,
+		ErrDocumentType, ErrDocumentTooLarge, ErrDocumentLocked, ErrVideo,
+	} {
+		if errors.Is(err, sentinel) {
+			return true
+		}
+	}
+	return false
+}
+
 // Message returns the sentence a person reads for err, or "" for nil.
 func Message(err error) string {
 	if err == nil {

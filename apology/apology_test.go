@@ -100,3 +100,25 @@ func TestTypedErrorsMatchTheirSentinels(t *testing.T) {
 		t.Errorf("MediaError: Is(ErrMedia) = %v, Is(cause) = %v", errors.Is(media, apology.ErrMedia), errors.Is(media, cause))
 	}
 }
+
+// Unusable tells the messages refused for what they bring from the
+// failures on the way to an answer, through wrapping.
+func TestUnusable(t *testing.T) {
+	for _, err := range []error{
+		apology.ErrEmptyMessage, apology.ErrImageType, apology.ErrImageTooLarge,
+		apology.ErrVoiceNotSetUp, &apology.VoiceTooLongError{Limit: time.Minute}, apology.ErrAudioFormat, apology.ErrTranscription, apology.ErrVoiceEmpty,
+		apology.ErrDocumentType, apology.ErrDocumentTooLarge, apology.ErrDocumentLocked, apology.ErrVideo,
+	} {
+		if wrapped := fmt.Errorf("assistant: handle: %w", err); !apology.Unusable(wrapped) {
+			t.Errorf("Unusable(%v) = false, want true", wrapped)
+		}
+	}
+	for _, err := range []error{
+		nil, errors.New("disk full"), apology.ErrTimeout, apology.ErrOverloaded, apology.ErrRefused, apology.ErrMedia,
+		apology.ErrUnsupported, apology.ErrNotSaved, context.Canceled,
+	} {
+		if apology.Unusable(err) {
+			t.Errorf("Unusable(%v) = true, want false", err)
+		}
+	}
+}

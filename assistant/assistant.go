@@ -406,6 +406,12 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		defer context.AfterFunc(held, func() { cancel(context.Cause(held)) })()
+		// AfterFunc calls its function in a goroutine of its own even for
+		// a lock already lost, which a busy machine may run only after the
+		// message is answered and saved: a lost lock is checked here too.
+		if held.Err() != nil {
+			cancel(context.Cause(held))
+		}
 	}
 	// The deadline starts once the sender's turn has come, so that each
 	// message gets the whole of it; the lock is held no longer than it

@@ -10,6 +10,10 @@
 // that got somewhere: a final answer, the tool round limit, or an API
 // failure after at least one tool round (the partial turn ends with tool
 // results, so it is valid, and the next message knows what was done).
+// [NewClient] builds the Messages API client [New] takes, with the
+// retries the wait bounds below count; [Inbound.ReadFiles] reads a
+// picture, a document or a voice note from files, as the ask command
+// sends them.
 //
 // # Requests and the prompt cache
 //

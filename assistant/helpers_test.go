@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -72,22 +72,8 @@ type env struct {
 	allowRejected string
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log the test reads while the code under test writes it.
+type syncBuffer = logtest.Buffer
 
 func newEnv(t testing.TB, opts *assistant.Options, tools ...assistant.Tool) *env {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
 )
 
 // Two messages from one person are handled one after the other, in order;
@@ -42,7 +43,7 @@ func TestOneSenderAtATime(t *testing.T) {
 		t.Fatalf("started %s", got)
 	}
 	handle(erin, "second")
-	waitQueued(t, e.a.Locker(), erin, 2)
+	deliverytest.WaitQueued(t, e.a.Locker(), erin, 2)
 	handle(jason, "other")
 	if got := <-started; !strings.Contains(got, "other") {
 		t.Fatalf("Jason waited for Erin: started %s", got)
@@ -53,18 +54,6 @@ func TestOneSenderAtATime(t *testing.T) {
 	h := e.history(erin)
 	if len(h) != 4 || !strings.Contains(string(h[0].Content), "first") || !strings.Contains(string(h[2].Content), "second") {
 		t.Errorf("Erin's history = %s", dump(h))
-	}
-}
-
-// waitQueued waits until n callers hold or wait for key's lock.
-func waitQueued(t *testing.T, l *delivery.Local, key string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Queued(key) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("never %d queued on %q", n, key)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

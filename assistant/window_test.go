@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
+	"github.com/mombot/mombot/internal/redistest"
 )
 
 // turnsSent returns how many earlier turns a request of a text-only
@@ -65,7 +65,7 @@ func TestWindowMovesInSteps(t *testing.T) {
 // opened store.
 func TestWindowSurvivesNewProcesses(t *testing.T) {
 	dir := t.TempDir()
-	redisPrefix := fmt.Sprintf("mombot-test-window:%d:", time.Now().UnixNano())
+	redisPrefix := "" // the redis subtest's own, made on its first open
 	stores := []struct {
 		name string
 		open func(t *testing.T) conversation.Store
@@ -85,11 +85,10 @@ func TestWindowSurvivesNewProcesses(t *testing.T) {
 			return s
 		}},
 		{"redis", func(t *testing.T) conversation.Store {
-			url := os.Getenv("MOMBOT_TEST_REDIS_URL")
-			if url == "" {
-				t.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the tests may write to, such as redis://127.0.0.1:6379/0")
+			if redisPrefix == "" {
+				redisPrefix = redistest.Prefix(t)
 			}
-			s, err := redis.Open(context.Background(), url, &redis.Options{Prefix: redisPrefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			s, err := redis.Open(context.Background(), redistest.URL(t), &redis.Options{Prefix: redisPrefix, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
 			}

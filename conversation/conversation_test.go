@@ -426,3 +426,26 @@ func TestCurrentIsHistoryAsTurns(t *testing.T) {
 		t.Fatalf("Current of a bad phone: %v", err)
 	}
 }
+
+// The timeout is read as seconds or as a duration, and must be positive;
+// the turns kept are a whole number of at least 1.
+func TestParsePolicy(t *testing.T) {
+	for v, want := range map[string]time.Duration{"1800": 30 * time.Minute, "30m": 30 * time.Minute, "90s": 90 * time.Second, "1": time.Second} {
+		if got, err := conversation.ParseTimeout(v); err != nil || got != want {
+			t.Errorf("ParseTimeout(%q) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+	for v, want := range map[string]string{"soon": "want seconds (1800) or a duration (30m)", "0": "must be positive", "-5m": "must be positive", "": "want seconds"} {
+		if _, err := conversation.ParseTimeout(v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseTimeout(%q) = %v, want %q", v, err, want)
+		}
+	}
+	if n, err := conversation.ParseMaxTurns("12"); err != nil || n != 12 {
+		t.Errorf("ParseMaxTurns(12) = %d, %v", n, err)
+	}
+	for _, v := range []string{"0", "-1", "ten", "1.5", ""} {
+		if _, err := conversation.ParseMaxTurns(v); err == nil || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("ParseMaxTurns(%q) = %v, want an error", v, err)
+		}
+	}
+}

@@ -20,12 +20,16 @@
 //
 // Every store also keeps a [UsageLedger]: what each person's messages cost,
 // per UTC day, apart from the conversations, so that it outlives them (the
-// turn cap, [Memory.Clear], expiry and sweeps leave it alone).
+// turn cap, [Memory.Clear], expiry and sweeps leave it alone); package usage
+// reports and prices it.
 //
 // A conversation's key is its phone number in E.164 form (package phone);
 // [Memory.Key] finds a number's conversation however the number is
 // written. [WriteTranscript] and [MarshalMessages] print a history for a
-// person and exactly as the API receives it.
+// person and exactly as the API receives it; [WriteConversation] and
+// [WriteSummaries] print a whole conversation and the list of them.
+// [ParseTimeout] and [ParseMaxTurns] read the policy as a person
+// configures it.
 //
 // The package holds conversation memory only: how a WhatsApp message gets
 // to the assistant and its reply back is package delivery's.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -18,6 +19,34 @@ const (
 	DefaultTimeout  = 1800 * time.Second
 	DefaultMaxTurns = 10
 )
+
+// ParseTimeout reads a conversation timeout as a person configures it: a
+// number of seconds, as the original design's constant is given ("1800"),
+// or a duration ("30m"). It must be positive.
+func ParseTimeout(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.Atoi(v)
+		if nerr != nil {
+			return 0, fmt.Errorf("want seconds (1800) or a duration (30m), got %q", v)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("must be positive, got %q", v)
+	}
+	return d, nil
+}
+
+// ParseMaxTurns reads a number of turns to keep, a whole number of at
+// least 1.
+func ParseMaxTurns(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a whole number of turns of at least 1, got %q", v)
+	}
+	return n, nil
+}
 
 // SystemSender is the sender of automated messages. Its messages are never
 // stored and it never gets a history (FR-007 of the original design).

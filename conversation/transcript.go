@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mombot/mombot/phone"
 )
 
 // MarshalMessages returns msgs as one JSON array, exactly the bytes of
@@ -75,3 +79,52 @@ func resultText(content json.RawMessage) string {
 }
 
 func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
+
+// WriteConversation writes c for a person to read: whose it is, how many
+// turns it holds, when it was last active and whether it has expired
+// (which the memory's policy says), then each turn's transcript.
+func WriteConversation(w io.Writer, c Conversation, expired bool) {
+	state := "active"
+	if expired {
+		state = "expired: the next message starts a new conversation"
+	}
+	turns := "turns"
+	if len(c.Turns) == 1 {
+		turns = "turn"
+	}
+	fmt.Fprintf(w, "Conversation with %s: %d %s, last active %s (%s)\n", c.Phone, len(c.Turns), turns, lastActive(c.LastActive), state)
+	for i, t := range c.Turns {
+		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
+		WriteTranscript(w, t.Messages)
+	}
+}
+
+// WriteSummaries writes sums as a table, one conversation a row: the phone
+// number, masked unless full is set, the last activity, the turns and
+// whether it is active or expired.
+func WriteSummaries(w io.Writer, sums []Summary, full bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
+	for _, s := range sums {
+		number := s.Phone
+		if !full {
+			number = phone.Mask(number)
+		}
+		state := "active"
+		if s.Expired {
+			state = "expired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, lastActive(s.LastActive), s.Turns, state)
+	}
+	return tw.Flush()
+}
+
+// lastActive writes a last activity in local time with its zone, so that
+// a server in UTC and a laptop elsewhere are not misread; a store that
+// could not read one reports the zero time.
+func lastActive(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.Local().Format("2006-01-02 15:04:05 MST")
+}

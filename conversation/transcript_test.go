@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storetest"
@@ -55,5 +56,50 @@ func TestMarshalMessages(t *testing.T) {
 	}
 	if empty, _ := conversation.MarshalMessages(nil); string(empty) != "[]" {
 		t.Errorf("no messages = %s, want []", empty)
+	}
+}
+
+// TestWriteConversation: the heading says whose conversation it is, its
+// turns in words ("1 turn", "2 turns"), its last activity in local time
+// with the zone, and its state; each turn follows under its number.
+func TestWriteConversation(t *testing.T) {
+	at := time.Date(2026, 2, 24, 9, 30, 0, 0, time.UTC)
+	zone := at.Local().Format("MST")
+	one := conversation.Conversation{Phone: "+14155551234", LastActive: at, Turns: []conversation.Turn{{Messages: storetest.TextTurn("hi", "hello")}}}
+	two := conversation.Conversation{Phone: "+14155555678", Turns: []conversation.Turn{{Messages: storetest.TextTurn("a", "b")}, {Messages: storetest.TextTurn("c", "d")}}}
+	tests := []struct {
+		c       conversation.Conversation
+		expired bool
+		want    []string
+	}{
+		{one, false, []string{"Conversation with +14155551234: 1 turn, last active " + at.Local().Format("2006-01-02 15:04:05") + " " + zone + " (active)\n", "\n--- turn 1 ---\nuser: hi\n", "assistant: hello\n"}},
+		{two, true, []string{": 2 turns, last active unknown (expired: the next message starts a new conversation)", "--- turn 2 ---\nuser: c\n"}},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		conversation.WriteConversation(&b, tt.c, tt.expired)
+		for _, want := range tt.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s: lacks %q:\n%s", tt.c.Phone, want, b.String())
+			}
+		}
+	}
+}
+
+// TestWriteSummaries: one row a conversation, numbers masked unless full.
+func TestWriteSummaries(t *testing.T) {
+	sums := []conversation.Summary{{Phone: "+14155551234", Turns: 3}, {Phone: "+14155555678", Turns: 1, Expired: true, LastActive: time.Now()}}
+	var masked, full strings.Builder
+	if err := conversation.WriteSummaries(&masked, sums, false); err != nil {
+		t.Fatal(err)
+	}
+	conversation.WriteSummaries(&full, sums, true)
+	lines := strings.Split(strings.TrimSpace(masked.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "PHONE") || !strings.Contains(lines[1], "+*******1234") || !strings.Contains(lines[1], "unknown") ||
+		!strings.HasSuffix(lines[1], "active") || !strings.HasSuffix(lines[2], "expired") {
+		t.Errorf("masked table:\n%s", masked.String())
+	}
+	if strings.Contains(masked.String(), "4155551234") || !strings.Contains(full.String(), "+14155551234") {
+		t.Errorf("masking: masked\n%s\nfull\n%s", masked.String(), full.String())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
 )
 
 func TestLocalOrder(t *testing.T) {
@@ -35,7 +36,7 @@ func TestLocalOrder(t *testing.T) {
 			mu.Unlock()
 			u()
 		}()
-		waitQueued(t, &l, "a", i+2)
+		deliverytest.WaitQueued(t, &l, "a", i+2)
 	}
 	// Another key is not held up.
 	_, ub, err := l.Lock(ctx, "b")
@@ -51,18 +52,6 @@ func TestLocalOrder(t *testing.T) {
 	unlock() // a second call is harmless
 }
 
-// waitQueued waits until n callers hold or wait for key's lock.
-func waitQueued(t *testing.T, l *delivery.Local, key string, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Queued(key) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("never %d queued on %q", n, key)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestLocalCancel(t *testing.T) {
 	var l delivery.Local
 	_, unlock, _ := l.Lock(context.Background(), "a")
@@ -72,7 +61,7 @@ func TestLocalCancel(t *testing.T) {
 		_, _, err := l.Lock(ctx, "a")
 		done <- err
 	}()
-	waitQueued(t, &l, "a", 2)
+	deliverytest.WaitQueued(t, &l, "a", 2)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v", err)

@@ -16,7 +16,8 @@
 // No metric has a phone number, a name or a message's text as a label:
 // every label value is one of a few fixed words or an HTTP status.
 //
-// [Metrics.Handler] serves them in the Prometheus text format; mombot
-// serve offers it on its own address (--metrics-listen), never on the
-// public webhook port.
+// [Metrics.Handler] serves them in the Prometheus text format, and
+// [Metrics.Serve] serves that on an address of its own: mombot serve
+// offers it there (--metrics-listen), never on the public webhook port,
+// which [SharesPort] tells apart.
 package metrics

@@ -30,5 +30,8 @@
 // why), each message skipped and why, each send attempt and each reply
 // given up on, without phone numbers or text: package metrics counts them.
 //
+// [CheckHealth] is the client of the Server's GET /healthz (mombot
+// healthcheck, for container health checks).
+//
 // Package graphtest is a fake Graph API for tests.
 package whatsapp

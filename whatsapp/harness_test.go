@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -32,23 +33,8 @@ const (
 
 var sampleTime = time.Unix(sampleUnix, 0).Add(time.Minute)
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log the test reads while the code under test writes it.
+type syncBuffer = logtest.Buffer
 
 // recorder is a Responder that records what it is asked; respond, when
 // set, computes the reply, and the default echoes the text.

@@ -2,10 +2,8 @@ package whatsapp_test
 
 import (
 	"context"
-	"crypto/rand"
 	"log/slog"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/mombot/mombot/conversation/redis"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/redistest"
 	"github.com/mombot/mombot/whatsapp"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -23,27 +22,7 @@ import (
 // with the prefix and a raw client; it skips the test without the variable.
 func openRedis(t *testing.T, logger *slog.Logger) (*redis.Store, string, *goredis.Client) {
 	t.Helper()
-	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
-	if url == "" {
-		t.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the tests may write to, such as redis://127.0.0.1:6379/0")
-	}
-	prefix := "mombot-test:" + rand.Text()[:12] + ":"
-	opts, err := goredis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rdb := goredis.NewClient(opts)
-	t.Cleanup(func() {
-		ctx := context.Background()
-		keys, err := rdb.Keys(ctx, prefix+"*").Result()
-		if err == nil && len(keys) > 0 {
-			err = rdb.Unlink(ctx, keys...).Err()
-		}
-		if err != nil {
-			t.Errorf("cleanup of %s: %v", prefix, err)
-		}
-		rdb.Close()
-	})
+	url, prefix, rdb := redistest.URL(t), redistest.Prefix(t), redistest.Client(t)
 	s, err := redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -66,6 +68,14 @@ func MinCacheableTokens(model string) int {
 		return n
 	}
 	return 4096
+}
+
+// CacheMinimumModels returns, sorted, the models whose minimum
+// cacheable length [MinCacheableTokens] takes from its table rather than
+// the 4,096 of a model it does not know, so that a test can compare the
+// fake's table with the one of the code it fakes for.
+func CacheMinimumModels() []string {
+	return slices.Sorted(maps.Keys(minCacheable))
 }
 
 // dated matches the date suffix of a pinned model name.

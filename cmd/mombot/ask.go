@@ -6,18 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/lists"
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -28,6 +26,9 @@ type assistantConfig struct {
 	configPath string
 	listsPath  string
 	from       string
+	// file, if set, is the configuration file already loaded (serve reads
+	// it first), so that it is read and checked once.
+	file *config.File
 	// apiTransport, if set, wraps the Anthropic client's HTTP transport
 	// (serve's metrics).
 	apiTransport func(http.RoundTripper) http.RoundTripper
@@ -72,42 +73,33 @@ func (c *assistantConfig) listsFile() string {
 	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
 
+// transcriptionKeyEnv names the variable that holds the transcription
+// endpoint's key.
+const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
+
 // open builds the assistant. The caller closes the returned store.
 func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistant, *conversation.Memory, conversation.Store, error) {
 	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
 	}
-	fc, err := loadConfig(c.configPath)
+	fc := c.file
+	if fc == nil {
+		var err error
+		if fc, err = config.Load(c.configPath); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	opts, err := fc.AssistantOptions()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	opts := assistant.Options{
-		Model: fc.Model, MaxTokens: fc.MaxTokens, MaxToolIterations: fc.MaxToolIterations,
-		FallbackModel: fc.FallbackModel,
-		Family:        map[string]assistant.Person{}, Logger: e.log,
-	}
-	if opts.RequestTimeout, err = fc.requestTimeout(); err != nil {
+	opts.Logger = e.log
+	if opts.Window, opts.CacheTTL, err = fc.WindowOptions(e.getenv, c.mem.maxTurns); err != nil {
 		return nil, nil, nil, err
 	}
-	if opts.Window, opts.CacheTTL, err = fc.window(e.getenv, c.mem.maxTurns); err != nil {
+	if opts.Transcriber, err = fc.Transcriber(e.getenv(transcriptionKeyEnv)); err != nil {
 		return nil, nil, nil, err
-	}
-	if opts.SystemPrompt, err = fc.systemPrompt(); err != nil {
-		return nil, nil, nil, err
-	}
-	if opts.Transcriber, err = fc.transcriber(e); err != nil {
-		return nil, nil, nil, err
-	}
-	if opts.Location, err = fc.location(""); err != nil {
-		return nil, nil, nil, err
-	}
-	for phone, p := range fc.Family {
-		loc, err := fc.location(p.Timezone)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		opts.Family[phone] = assistant.Person{Name: p.Name, Location: loc}
 	}
 	shared, err := lists.Open(c.listsFile(), nil)
 	if err != nil {
@@ -117,35 +109,18 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		return nil, nil, nil, err
 	}
 
-	// Two retries (the SDK's default, written out because the bound on a
-	// message's wait counts them: see assistant.DefaultRequestTimeout).
-	clientOpts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithAPIKey(key), option.WithMaxRetries(apiRetries)}
-	if base := strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")); base != "" {
-		clientOpts = append(clientOpts, option.WithBaseURL(base))
-	}
-	if c.apiTransport != nil {
-		// The SDK's own client, replaced here, bounds the wait for
-		// response headers to 10 minutes (requestconfig.DefaultHTTPClient);
-		// the wrapped one keeps that bound.
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		base.ResponseHeaderTimeout = 10 * time.Minute
-		clientOpts = append(clientOpts, option.WithHTTPClient(&http.Client{Transport: c.apiTransport(base)}))
-	}
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	a, err := assistant.New(anthropic.NewClient(clientOpts...), mem, &opts)
+	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")), WrapTransport: c.apiTransport})
+	a, err := assistant.New(client, mem, &opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
 	}
 	return a, mem, store, nil
 }
-
-// apiRetries is how many times an API call is retried after a failure
-// the API says may be retried (429, 5xx, 529, a timed-out attempt).
-const apiRetries = 2
 
 const askUsage = `Usage: mombot ask --from PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
 
@@ -157,7 +132,7 @@ their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
 required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
 
 func runAsk(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot ask", flag.ContinueOnError)
+	fs := cli.NewFlagSet("mombot ask", askUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -166,12 +141,8 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	imagePath := fs.String("image", "", "a picture to send with the message (JPEG, PNG, GIF or WebP)")
 	docPath := fs.String("document", "", "a file to send with the message (PDF, or plain text: .txt, .csv, .md)")
 	voicePath := fs.String("voice", "", "a voice note (OGG/Opus) to transcribe and send (needs \"transcription\" in the configuration)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), askUsage)
-		fs.PrintDefaults()
-	}
 	// Flags may come anywhere: ask "hi" --from X as well as ask --from X "hi".
-	words, err := parseInterleaved(fs, e, args)
+	words, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}
@@ -182,14 +153,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(in.Text) == "" && *imagePath == "" && *docPath == "" && *voicePath == "" {
 		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
 	}
-	if *imagePath != "" {
-		img, err := os.ReadFile(*imagePath)
-		if err != nil {
-			return fmt.Errorf("ask: %w", err)
-		}
-		in.Image = img
-	}
-	if err := readKinds(&in, *docPath, *voicePath); err != nil { // voice.go
+	if err := in.ReadFiles(assistant.Files{Image: *imagePath, Document: *docPath, Voice: *voicePath}); err != nil {
 		return fmt.Errorf("ask: %w", err)
 	}
 	a, _, store, err := cfg.open(ctx, e)
@@ -220,8 +184,7 @@ func askError(ctx context.Context, err error) error {
 		return nil
 	case ctx.Err() != nil:
 		return errAskInterrupted
-	case errors.Is(err, assistant.ErrEmptyMessage), errors.Is(err, assistant.ErrImageType), errors.Is(err, assistant.ErrImageTooLarge),
-		refusedKind(err): // voice.go
+	case apology.Unusable(err):
 		return errAskRefused
 	case errors.Is(err, apology.ErrTimeout):
 		return errAskTimedOut

@@ -19,6 +19,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 // askEnv runs mombot ask and chat in-process against a fake Messages API,
@@ -249,7 +250,7 @@ func TestAskFromNormalised(t *testing.T) {
 
 	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234"} {
 		_, _, err := a.run("ask", "--from", from, "hi")
-		var u usageError
+		var u cli.UsageError
 		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--from %q: %v, want a one-line usage error about --from", from, err)
 		}

@@ -3,17 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storeurl"
-	"github.com/mombot/mombot/phone"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 const historyUsage = `Usage:
@@ -29,20 +26,16 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(ctx, e, args[1:])
 	}
-	fs := flag.NewFlagSet("mombot history", flag.ContinueOnError)
+	fs := cli.NewFlagSet("mombot history", historyUsage)
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
 	}
 	full := fs.Bool("full", false, "list: show whole phone numbers instead of masking them")
 	asJSON := fs.Bool("json", false, "show: print the message list exactly as it is sent to Claude, as one line of JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), historyUsage)
-		fs.PrintDefaults()
-	}
 	// Flags may come anywhere: history --full list, history list --full,
 	// history show +14155551234 --json.
-	pos, err := parseInterleaved(fs, e, args)
+	pos, err := cli.ParseInterleaved(fs, e.stderr, args)
 	if err != nil {
 		return err
 	}
@@ -54,7 +47,7 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 	n, ok := want[sub]
 	switch {
 	case !ok:
-		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, didYouMean(sub, []string{"list", "show", "clear", "migrate"}))
+		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, cli.DidYouMean(sub, []string{"list", "show", "clear", "migrate"}))
 	case len(rest) > n && n == 0:
 		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
 	case len(rest) > n:
@@ -108,31 +101,12 @@ func openForHistory(ctx context.Context, e *env, cfg *memoryConfig) (*conversati
 	cfg.mustExist = true
 	mem, store, err := cfg.open(ctx, e)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Only no URL at all is the default: storeurl.Parse refuses
+		// file: or sqlite: without a path.
 		spec, _ := storeurl.Parse(cfg.store) // parsed by open already
-		defaulted := strings.TrimPrefix(strings.TrimPrefix(cfg.store, "file:"), "//") == ""
-		return nil, nil, noStoreFileError{path: spec.Path, defaulted: defaulted}
+		return nil, nil, noStoreFileError{path: spec.Path, defaulted: cfg.store == ""}
 	}
 	return mem, store, err
-}
-
-// parseInterleaved parses args with fs, letting flags come before, between
-// and after the positional arguments, which it returns in order. After
-// "--" everything is positional.
-func parseInterleaved(fs *flag.FlagSet, e *env, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, e, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
 }
 
 func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, full bool) error {
@@ -144,20 +118,7 @@ func historyList(ctx context.Context, w io.Writer, mem *conversation.Memory, ful
 		fmt.Fprintln(w, "no conversations stored")
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PHONE\tLAST ACTIVE\tTURNS\tSTATE")
-	for _, s := range sums {
-		number := s.Phone
-		if !full {
-			number = phone.Mask(number)
-		}
-		state := "active"
-		if s.Expired {
-			state = "expired"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, formatLastActive(s.LastActive), s.Turns, state)
-	}
-	return tw.Flush()
+	return conversation.WriteSummaries(w, sums, full)
 }
 
 // errUnknownPhone is returned by show and clear for a phone with nothing
@@ -192,36 +153,8 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 		_, err = fmt.Fprintf(w, "%s\n", data)
 		return err
 	}
-	expired := mem.Expired(c.LastActive)
-	state := "active"
-	if expired {
-		state = "expired: the next message starts a new conversation"
-	}
-	fmt.Fprintf(w, "Conversation with %s: %s, last active %s (%s)\n", phone, plural(len(c.Turns), "turn", "turns"),
-		formatLastActive(c.LastActive), state)
-	for i, t := range c.Turns {
-		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
-		conversation.WriteTranscript(w, t.Messages)
-	}
+	conversation.WriteConversation(w, c, mem.Expired(c.LastActive))
 	return nil
-}
-
-// formatLastActive writes a last activity in local time with its zone, so
-// that a server in UTC and a laptop elsewhere are not misread; a store
-// that could not read one reports the zero time.
-func formatLastActive(t time.Time) string {
-	if t.IsZero() {
-		return "unknown"
-	}
-	return t.Local().Format("2006-01-02 15:04:05 MST")
-}
-
-// plural writes n with the singular or plural noun: "1 turn", "2 turns".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {

@@ -1,40 +1,74 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/internal/logging"
 )
 
-func TestLogSettings(t *testing.T) {
+// newLogger returns a text logger on w at the level named (default info),
+// for tests that read their logs as key=value lines.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	l, err := logging.ParseLevel(level)
+	if err != nil {
+		l = slog.LevelInfo
+	}
+	return logging.New(w, &logging.Options{Level: l, Format: logging.Text})
+}
+
+// The logger of each command, from MOMBOT_LOG_LEVEL and MOMBOT_LOG_FORMAT:
+// which levels it writes, and in which format. The writer here is a
+// buffer, not a terminal, so the default format is JSON.
+func TestProcessLogger(t *testing.T) {
 	tests := []struct {
 		cmd, level, format string
-		want               slog.Level
+		lowest             slog.Level
 		json               bool
 	}{
-		{"serve", "", "", slog.LevelInfo, false},
-		{"ask", "", "", slog.LevelWarn, false},
-		{"chat", "", "", slog.LevelWarn, false},
+		{"serve", "", "", slog.LevelInfo, true},
+		{"ask", "", "", slog.LevelWarn, true},
+		{"chat", "", "", slog.LevelWarn, true},
 		{"ask", "debug", "json", slog.LevelDebug, true},
 		{"serve", " ERROR ", "JSON", slog.LevelError, true},
 		{"history", "warn", "text", slog.LevelWarn, false},
+		{"serve", "", "text", slog.LevelInfo, false},
 	}
 	for _, tt := range tests {
 		vars := map[string]string{"MOMBOT_LOG_LEVEL": tt.level, "MOMBOT_LOG_FORMAT": tt.format}
-		s, err := parseLogSettings(func(k string) string { return vars[k] }, tt.cmd)
+		var buf bytes.Buffer
+		l, err := processLogger(&buf, func(k string) string { return vars[k] }, tt.cmd)
 		if err != nil {
 			t.Errorf("%s level=%q format=%q: %v", tt.cmd, tt.level, tt.format, err)
 			continue
 		}
-		if s.level != tt.want || s.json != tt.json {
-			t.Errorf("%s level=%q format=%q: got %v json=%v, want %v json=%v", tt.cmd, tt.level, tt.format, s.level, s.json, tt.want, tt.json)
+		var written []slog.Level
+		for _, lv := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			before := buf.Len()
+			l.Log(context.Background(), lv, "line", "n", 1)
+			if buf.Len() > before {
+				written = append(written, lv)
+			}
+		}
+		if len(written) == 0 || written[0] != tt.lowest {
+			t.Errorf("%s level=%q: wrote %v, want from %v up", tt.cmd, tt.level, written, tt.lowest)
+		}
+		first, _, _ := strings.Cut(buf.String(), "\n")
+		isJSON := json.Valid([]byte(first))
+		if isJSON != tt.json {
+			t.Errorf("%s format=%q: wrote %q, want JSON %v", tt.cmd, tt.format, first, tt.json)
 		}
 	}
 }
@@ -53,13 +87,13 @@ func TestUnknownLogSettingsAreOneLineErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", vars, code)
 		}
 		msg := stderr.String()
-		for k := range vars {
-			if !strings.Contains(msg, k) {
-				t.Errorf("%v: the error does not name %s: %q", vars, k, msg)
+		for k, v := range vars {
+			if !strings.Contains(msg, k+`="`+v+`"`) {
+				t.Errorf("%v: the error does not name %s and its value: %q", vars, k, msg)
 			}
 		}
-		if strings.Count(msg, "\n") != 1 {
-			t.Errorf("%v: the error is not one line: %q", vars, msg)
+		if !strings.Contains(msg, " or ") || strings.Count(msg, "\n") != 1 {
+			t.Errorf("%v: the error is not one line naming the choices: %q", vars, msg)
 		}
 		if stdout.Len() != 0 {
 			t.Errorf("%v: the command ran: %q", vars, stdout.String())
@@ -67,27 +101,73 @@ func TestUnknownLogSettingsAreOneLineErrors(t *testing.T) {
 	}
 }
 
-// go-redis's own lines go through the process's logger, in its format.
-func TestRedisLogsGoThroughSlog(t *testing.T) {
-	var buf bytes.Buffer
-	l, err := processLogger(&buf, func(k string) string { return map[string]string{"MOMBOT_LOG_FORMAT": "json"}[k] }, "serve")
+// go-redis's own lines, from the real client inside the real binary, come
+// out as records of the process's logger: mombot run with its stderr on a
+// pipe (as in a container or under a service manager, so JSON by default)
+// and a Redis URL where nothing listens. go-redis's pool logs that it
+// cannot dial before the command's error comes back; without the routing
+// that line would be go-redis's own "redis: 2026/11/24 ... pool.go:..."
+// text on stderr. Every line on stderr must be a JSON record, but for the
+// command's one-line error at the end, and the URL's password must not be
+// among them.
+func TestGoRedisLinesAreSlogRecords(t *testing.T) {
+	bin := buildMombot(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { goredis.SetLogger(redisLogger{newLogger(&bytes.Buffer{}, "")}) })
-	redisLogger{l}.Printf(context.Background(), "redis: connection pool: %s", "failed to dial")
-	var line map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(buf.Bytes()), &line); err != nil {
-		t.Fatalf("go-redis's line is not a JSON log line: %v\n%s", err, buf.String())
+	addr := ln.Addr().String()
+	ln.Close()
+	const password = "redis-pw-7c1e9d"
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "history", "list", "--store", "redis://:"+password+"@"+addr+"/0")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "MOMBOT_CONFIG=" + filepath.Join(dir, "none.json")}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("history list on a Redis nobody serves: %v, want exit 1\nstderr:\n%s", err, stderr.String())
 	}
-	if line["level"] != "WARN" || line["msg"] != "go-redis: connection pool: failed to dial" {
-		t.Errorf("go-redis's line: %v", line)
+
+	var lines []string
+	for sc := bufio.NewScanner(&stderr); sc.Scan(); {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[len(lines)-1], "mombot: ") {
+		t.Fatalf("stderr should be log records and then the command's error:\n%s", strings.Join(lines, "\n"))
+	}
+	var pool map[string]any
+	for i, line := range lines[:len(lines)-1] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("stderr line %d is not a JSON record (raw go-redis output?): %q", i+1, line)
+			continue
+		}
+		for _, k := range []string{"time", "level", "msg"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("stderr line %d has no %s: %q", i+1, k, line)
+			}
+		}
+		if msg, _ := m["msg"].(string); strings.HasPrefix(msg, "go-redis: connection pool: failed to dial") {
+			pool = m
+		}
+	}
+	if pool == nil {
+		t.Fatalf("no record of go-redis's pool failure on stderr:\n%s", strings.Join(lines, "\n"))
+	}
+	if msg := pool["msg"].(string); pool["level"] != "WARN" || !strings.Contains(msg, addr) || !strings.Contains(msg, "connection refused") {
+		t.Errorf("go-redis's record: %v; want WARN naming %s and the refusal", pool, addr)
+	}
+	if strings.Contains(stderr.String()+stdout.String(), password) {
+		t.Errorf("the Redis password reached the output:\n%s", stderr.String())
 	}
 }
 
 // ask prints the reply with nothing before it on stderr by default (the
 // assistant's "message handled" line is INFO); MOMBOT_LOG_LEVEL=info
-// brings the INFO lines back.
+// brings the INFO lines back, as JSON records off a terminal.
 func TestAskLogsAtWarnByDefault(t *testing.T) {
 	a := newAskEnv(t)
 	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Tacos again."))
@@ -102,7 +182,7 @@ func TestAskLogsAtWarnByDefault(t *testing.T) {
 	if _, stderr, err = a.run("ask", "--from", "+14155551234", "and tomorrow?"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stderr, "level=INFO") {
-		t.Errorf("ask at MOMBOT_LOG_LEVEL=info logged no INFO line:\n%s", stderr)
+	if !strings.Contains(stderr, `"level":"INFO"`) {
+		t.Errorf("ask at MOMBOT_LOG_LEVEL=info logged no INFO record:\n%s", stderr)
 	}
 }

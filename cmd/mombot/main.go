@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 func main() {
@@ -29,7 +30,7 @@ func main() {
 // success, 2 for a mistake on the command line (a bad store URL is one), 1
 // for anything else.
 func exitCode(err error, stderr io.Writer) int {
-	var u usageError
+	var u cli.UsageError
 	switch {
 	case err == nil:
 		return 0
@@ -69,12 +70,8 @@ var commands = map[string]command{
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
 
-// usageError is a mistake on the command line; it exits with status 2.
-type usageError struct{ msg string }
-
-func (u usageError) Error() string { return u.msg }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+// usagef is cli.Usagef: a mistake on the command line, exit status 2.
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
@@ -100,7 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, didYouMean(name, commandNames()))
+		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
 	}
 	var err error
 	if e.log, err = processLogger(stderr, getenv, name); err != nil {
@@ -112,36 +109,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return nil
 }
 
+// commandNames returns the sub-commands' names, sorted.
+func commandNames() []string {
+	names := append(slices.Collect(maps.Keys(commands)), "help")
+	slices.Sort(names)
+	return names
+}
+
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "mombot: a family's Claude assistant on WhatsApp, with conversation memory.")
 	fmt.Fprintln(w, "\nUsage: mombot COMMAND [flags] [args]\n\nCommands:")
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for n := range commands {
-			if !yield(n) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
 
-// parseFlags parses args with fs. With -h or -help it prints fs's usage on
-// e.stderr and returns flag.ErrHelp; any other mistake is a one-line usage
-// error that names the command and points at its -h, rather than the whole
-// usage text.
-func parseFlags(fs *flag.FlagSet, e *env, args []string) error {
-	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	fs.SetOutput(e.stderr)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		fs.Usage()
-		return err
-	default:
-		return usagef("%s: %v (see %s -h)", strings.TrimPrefix(fs.Name(), "mombot "), err, fs.Name())
-	}
-}
+// parseFlags is cli.Parse with the command's stderr.
+func parseFlags(fs *flag.FlagSet, e *env, args []string) error { return cli.Parse(fs, e.stderr, args) }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
@@ -370,33 +369,3 @@ func TestMigrateSourceMustExist(t *testing.T) {
 
 // maskPhone is phone.Mask, for tests where phone is a number.
 var maskPhone = phone.Mask
-
-// The progress bar is drawn only on a terminal, and then once per percent.
-func TestProgress(t *testing.T) {
-	var buf bytes.Buffer
-	if p := newProgress(&buf); p != nil {
-		t.Error("a progress bar on a buffer")
-	}
-	f, err := os.Create(filepath.Join(t.TempDir(), "log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if p := newProgress(f); p != nil {
-		t.Error("a progress bar on a file")
-	}
-	var nilBar *progress
-	nilBar.show(1, 2) // draws nothing, without panicking
-	nilBar.done()
-	p := &progress{w: &buf, last: -1}
-	for i := 0; i <= 400; i++ {
-		p.show(i, 400)
-	}
-	p.done()
-	if got := strings.Count(buf.String(), "\r"); got != 101 {
-		t.Errorf("%d frames, want 101 (one per percent)", got)
-	}
-	if !strings.HasSuffix(buf.String(), "100% 400/400\n") {
-		t.Errorf("last frame %q", buf.String()[max(0, buf.Len()-40):])
-	}
-}

@@ -3,17 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
 )
@@ -45,7 +46,7 @@ const (
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot serve", flag.ContinueOnError)
+	fs := cli.NewFlagSet("mombot serve", serveUsage)
 	var cfg assistantConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -53,10 +54,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
 	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), serveUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, e, args); err != nil {
 		return err
 	}
@@ -64,10 +61,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 
-	fc, err := loadConfig(cfg.configPath)
+	fc, err := config.Load(cfg.configPath)
 	if err != nil {
 		return err
 	}
+	cfg.file = fc
 	wcfg, err := whatsAppSettings(e, fc, *insecure)
 	if err != nil {
 		return err
@@ -121,7 +119,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // voice.go
+	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
 	if m != nil {
 		wcfg.Observer = m
 		m.InboxDepth(inboxSenders(wcfg.Inbox))
@@ -164,17 +162,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // whatsAppSettings gathers the Cloud API settings from the environment and
 // the configuration file.
-func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, error) {
-	c := whatsapp.Config{
-		AccessToken:   strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN")),
-		AppSecret:     strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET")),
-		VerifyToken:   strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN")),
-		PhoneNumberID: envOr(e, "WHATSAPP_PHONE_NUMBER_ID", fc.WhatsApp.PhoneNumberID),
-		BaseURL:       envOr(e, "WHATSAPP_GRAPH_URL", fc.WhatsApp.GraphURL),
-		APIVersion:    fc.WhatsApp.GraphVersion,
-		AllowUnsigned: insecure && strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET")) == "",
-		Family:        map[string]string{},
-	}
+func whatsAppSettings(e *env, fc *config.File, insecure bool) (whatsapp.Config, error) {
+	c := fc.WhatsAppConfig()
+	c.AccessToken = strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN"))
+	c.AppSecret = strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET"))
+	c.VerifyToken = strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN"))
+	c.PhoneNumberID = envOr(e, "WHATSAPP_PHONE_NUMBER_ID", c.PhoneNumberID)
+	c.BaseURL = envOr(e, "WHATSAPP_GRAPH_URL", c.BaseURL)
+	c.AllowUnsigned = insecure && c.AppSecret == ""
 	// Every missing secret in one message, rather than one per run.
 	var missing []string
 	for _, v := range []struct{ value, name string }{
@@ -201,15 +196,6 @@ func whatsAppSettings(e *env, fc *fileConfig, insecure bool) (whatsapp.Config, e
 			msg += ". Without WHATSAPP_APP_SECRET anyone could post messages to the webhook (for local development only: --insecure-skip-signature)"
 		}
 		return c, errors.New(msg)
-	}
-	if fc.WhatsApp.MaxAge != "" {
-		c.MaxAge, _ = time.ParseDuration(fc.WhatsApp.MaxAge) // checked by loadConfig
-	}
-	for phone, p := range fc.Family {
-		c.Family[phone] = p.Name
-	}
-	if len(c.Family) == 0 {
-		e.log.Warn("mombot: the configuration names no family members, so no WhatsApp message will be answered")
 	}
 	return c, nil
 }

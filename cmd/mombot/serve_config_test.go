@@ -38,6 +38,7 @@ func serveVars(t *testing.T) map[string]string {
 		"WHATSAPP_GRAPH_URL":       graphtest.NewServer(t).URL,
 		"MOMBOT_CONFIG":            cfg,
 		"MOMBOT_STORE":             filepath.Join(dir, "conversations.json"),
+		"MOMBOT_LOG_FORMAT":        "text", // the tests read key=value lines; off a terminal the default is JSON
 	}
 }
 

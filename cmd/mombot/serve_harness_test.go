@@ -104,6 +104,7 @@ func (f *serveFixture) env() []string {
 		"WHATSAPP_PHONE_NUMBER_ID=" + graphtest.PhoneNumberID,
 		"WHATSAPP_GRAPH_URL=" + f.graph.URL,
 		"MOMBOT_STORE=" + f.store,
+		"MOMBOT_LOG_FORMAT=text", // the tests read key=value lines; off a terminal the default is JSON
 	}, f.extraEnv...)
 }
 

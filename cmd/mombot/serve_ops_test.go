@@ -129,22 +129,3 @@ func TestHealthcheckFailsWithoutServer(t *testing.T) {
 		t.Errorf("healthcheck with no server: exit %d (%v), want 1", code, err)
 	}
 }
-
-func TestHealthURL(t *testing.T) {
-	for addr, want := range map[string]string{
-		":8080":          "http://127.0.0.1:8080/healthz",
-		"0.0.0.0:9000":   "http://127.0.0.1:9000/healthz",
-		"[::]:8080":      "http://[::1]:8080/healthz",
-		"10.0.0.5:8080":  "http://10.0.0.5:8080/healthz",
-		"localhost:8080": "http://localhost:8080/healthz",
-	} {
-		if got, err := healthURL(addr); err != nil || got != want {
-			t.Errorf("healthURL(%q) = %q, %v; want %q", addr, got, err, want)
-		}
-	}
-	for _, bad := range []string{"8080", "", "host:"} {
-		if got, err := healthURL(bad); err == nil {
-			t.Errorf("healthURL(%q) = %q, want an error", bad, got)
-		}
-	}
-}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -36,55 +34,26 @@ type memoryConfig struct {
 // register adds --store, --timeout and --max-turns to fs, with defaults
 // from the environment. A malformed variable is a usage error.
 func (c *memoryConfig) register(fs *flag.FlagSet, e *env) error {
-	c.store = e.getenv("MOMBOT_STORE")
 	c.timeout = conversation.DefaultTimeout
 	c.maxTurns = conversation.DefaultMaxTurns
-	if v := e.getenv("MOMBOT_CONVERSATION_TIMEOUT"); v != "" {
-		d, err := parseTimeout(v)
-		if err != nil {
-			return usagef("MOMBOT_CONVERSATION_TIMEOUT: %v", err)
-		}
-		c.timeout = d
-	}
-	if v := e.getenv("MOMBOT_MAX_TURNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return usagef("MOMBOT_MAX_TURNS: want a whole number of turns of at least 1, got %q", v)
-		}
-		c.maxTurns = n
-	}
-	fs.StringVar(&c.store, "store", c.store, "where conversations are kept: a file path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB (env MOMBOT_STORE; when empty, "+jsonfile.DefaultPath()+")")
-	fs.Func("timeout", "inactivity after which a conversation expires, in seconds or as a duration like 30m (env MOMBOT_CONVERSATION_TIMEOUT; default 1800)", func(v string) error {
-		d, err := parseTimeout(v)
-		c.timeout = d
+	fs.StringVar(&c.store, "store", e.getenv("MOMBOT_STORE"), "where conversations are kept: a file path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB (env MOMBOT_STORE; when empty, "+jsonfile.DefaultPath()+")")
+	fs.Func("timeout", "inactivity after which a conversation expires, in seconds or as a duration like 30m (env MOMBOT_CONVERSATION_TIMEOUT; default 1800)", func(v string) (err error) {
+		c.timeout, err = conversation.ParseTimeout(v)
 		return err
 	})
-	fs.Func("max-turns", "number of most recent turns kept per person (env MOMBOT_MAX_TURNS; default 10)", func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return fmt.Errorf("want a whole number of at least 1")
-		}
-		c.maxTurns = n
-		return nil
+	fs.Func("max-turns", "number of most recent turns kept per person (env MOMBOT_MAX_TURNS; default 10)", func(v string) (err error) {
+		c.maxTurns, err = conversation.ParseMaxTurns(v)
+		return err
 	})
-	return nil
-}
-
-// parseTimeout reads a number of seconds, as the original's constant is
-// given, or a Go duration.
-func parseTimeout(v string) (time.Duration, error) {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		n, nerr := strconv.Atoi(v)
-		if nerr != nil {
-			return 0, fmt.Errorf("want seconds (1800) or a duration (30m), got %q", v)
+	// The variables are read as their flags are, before the command line.
+	for _, v := range []struct{ flag, env string }{{"timeout", "MOMBOT_CONVERSATION_TIMEOUT"}, {"max-turns", "MOMBOT_MAX_TURNS"}} {
+		if s := e.getenv(v.env); s != "" {
+			if err := fs.Set(v.flag, s); err != nil {
+				return usagef("%s: %v", v.env, err)
+			}
 		}
-		d = time.Duration(n) * time.Second
 	}
-	if d <= 0 {
-		return 0, fmt.Errorf("must be positive, got %q", v)
-	}
-	return d, nil
+	return nil
 }
 
 // open opens the configured store and a memory over it. The caller closes

@@ -10,64 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 )
-
-// The default prices are the default model's, and keep the API's cache
-// factors: 5-minute writes 1.25x input, 1-hour writes 2x, reads 0.1x.
-func TestDefaultPricesAreTheDefaultModels(t *testing.T) {
-	if string(assistant.DefaultModel) != defaultPricesModel {
-		t.Fatalf("the default model is %s but the default prices are %s's: look its prices up and update defaultPrices", assistant.DefaultModel, defaultPricesModel)
-	}
-	p := defaultPrices
-	for name, got := range map[string][2]float64{
-		"5-minute write": {p.CacheWrite5m, p.Input * cacheWrite5mFactor},
-		"1-hour write":   {p.CacheWrite1h, p.Input * cacheWrite1hFactor},
-		"read":           {p.CacheRead, p.Input * cacheReadFactor},
-	} {
-		if math.Abs(got[0]-got[1]) > 1e-9 {
-			t.Errorf("default %s price %v, want %v", name, got[0], got[1])
-		}
-	}
-}
-
-func TestPriceConfig(t *testing.T) {
-	f := func(v float64) *float64 { return &v }
-	tests := []struct {
-		name string
-		cfg  *priceConfig
-		want prices
-		err  string
-	}{
-		{"none: the defaults", nil, defaultPrices, ""},
-		{"input sets the cache prices by the API's factors", &priceConfig{Input: f(3), Output: f(15)}, prices{Input: 3, CacheWrite5m: 3.75, CacheWrite1h: 6, CacheRead: 0.3, Output: 15}, ""},
-		{"a cache price given wins over the factor", &priceConfig{Input: f(2), CacheRead: f(0.1)}, prices{Input: 2, CacheWrite5m: 2.5, CacheWrite1h: 4, CacheRead: 0.1, Output: 10}, ""},
-		{"only output", &priceConfig{Output: f(20)}, prices{Input: 2, CacheWrite5m: 2.5, CacheWrite1h: 4, CacheRead: 0.2, Output: 20}, ""},
-		{"negative", &priceConfig{CacheWrite1h: f(-1)}, prices{}, "prices.cache_write_1h must be"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.cfg.resolve()
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("err = %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, pair := range [][2]float64{{got.Input, tt.want.Input}, {got.CacheWrite5m, tt.want.CacheWrite5m}, {got.CacheWrite1h, tt.want.CacheWrite1h}, {got.CacheRead, tt.want.CacheRead}, {got.Output, tt.want.Output}} {
-				if math.Abs(pair[0]-pair[1]) > 1e-9 {
-					t.Fatalf("got %+v, want %+v", got, tt.want)
-				}
-			}
-		})
-	}
-}
 
 // seedUsage adds to the ledger of the store at url.
 func seedUsage(t *testing.T, url string, phone string, at time.Time, u conversation.Usage) {

@@ -6,18 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/internal/atomicfile"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -37,16 +32,14 @@ var _ conversation.RecentMessages = (*Store)(nil)
 //	}
 //
 // Each phone's messages are oldest first; times are RFC 3339 in UTC with
-// microseconds. Top-level keys other than "recent" are kept. Every change
-// rewrites the file atomically (package atomicfile, mode 0600) while holding
-// its own lock file (the file's path + ".lock"), opened for each change, so
-// that the writers of every process and goroutine are ordered and a change
-// never waits for, or delays, a save of a conversation. A reader needs no
-// lock: the file is only ever replaced whole. The file is small (at most
-// conversation.MaxRecentPerPhone messages of a few hundred bytes a person);
-// it is parsed once and read again only when it was replaced (recentCache).
-//
-// A file that does not parse is moved aside, under the lock, to path +
+// microseconds. Top-level keys other than "recent" are kept. The file is
+// kept as every sibling file is (see sibling): every change rewrites it
+// atomically, mode 0600, holding its own lock file (the file's path +
+// ".lock"), so that a change never waits for, or delays, a save of a
+// conversation; a reader needs no lock, and the file, small (at most
+// conversation.MaxRecentPerPhone messages of a few hundred bytes a person),
+// is parsed once and read again only when it was replaced. A file that
+// does not parse is moved aside, under the lock, to path +
 // ".corrupt-<time>" with an error in the log, and remembering starts anew;
 // it is never overwritten.
 
@@ -54,8 +47,7 @@ var _ conversation.RecentMessages = (*Store)(nil)
 // at path: its name with ".json" replaced by ".recent.json", in the same
 // folder.
 func RecentPath(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".recent.json")
+	return siblingPath(path, ".recent.json")
 }
 
 // recentEntry is one message in the file.
@@ -79,11 +71,9 @@ type recentFile struct {
 // have been remembered.
 func parseRecent(data []byte) (*recentFile, error) {
 	f := &recentFile{phones: map[string][]conversation.RecentMessage{}}
-	if err := json.Unmarshal(data, &f.other); err != nil {
+	var err error
+	if f.other, err = parseObject(data); err != nil {
 		return nil, err
-	}
-	if f.other == nil {
-		return nil, errors.New("not a JSON object")
 	}
 	raw, ok := f.other["recent"]
 	if !ok {
@@ -143,137 +133,23 @@ func (f *recentFile) render() ([]byte, error) {
 		b.WriteString("\n    ]")
 	}
 	b.WriteString("\n  }")
-	for _, k := range sortedKeys(f.other) {
-		b.WriteString(",\n  ")
-		b.Write(quote(k))
-		b.WriteString(": ")
-		var c bytes.Buffer
-		if err := json.Compact(&c, f.other[k]); err != nil {
-			return nil, err
-		}
-		b.Write(c.Bytes())
-	}
-	b.WriteString("\n}\n")
-	return b.Bytes(), nil
-}
-
-// recentCache is the recent messages file as last read or written, so
-// that a call reads the file again only when another process (or a call
-// of this one) replaced it: one stat(2) otherwise.
-type recentCache struct {
-	mu    sync.Mutex
-	file  *recentFile // never changed in place; nil: not read
-	stamp stamp
-
-	tempsGone atomic.Bool // a killed writer's temporary files were removed
-}
-
-// readRecent returns the file's content, which the caller must not change
-// (see clone); a missing file is an empty one. A file that does not parse
-// is reported with errCorruptRecent.
-func (s *Store) readRecent() (*recentFile, error) {
-	path := RecentPath(s.path)
-	st, err := statPath(path)
+	out, err := appendOther(b.Bytes(), f.other)
 	if err != nil {
 		return nil, err
 	}
-	if !st.exists {
-		return &recentFile{phones: map[string][]conversation.RecentMessage{}}, nil
-	}
-	c := &s.recent
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.file != nil && c.stamp == st {
-		return c.file, nil
-	}
-	// The stamp is taken from the open file, so that it is the stamp of
-	// the bytes read even if the file is replaced meanwhile.
-	fd, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return &recentFile{phones: map[string][]conversation.RecentMessage{}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer fd.Close()
-	fi, err := fd.Stat()
-	if err != nil {
-		return nil, err
-	}
-	data, err := io.ReadAll(fd)
-	if err != nil {
-		return nil, err
-	}
-	f, err := parseRecent(data)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errCorruptRecent, err)
-	}
-	c.file, c.stamp = f, stampOf(fi)
-	return f, nil
+	return append(out, "\n}\n"...), nil
 }
 
-// clone returns a copy of f that can be changed.
-func (f *recentFile) clone() *recentFile {
-	c := &recentFile{phones: make(map[string][]conversation.RecentMessage, len(f.phones)), other: f.other}
-	for p, ms := range f.phones {
-		c.phones[p] = slices.Clone(ms)
+// newRecent returns the recent messages kept beside the conversations file
+// at path.
+func newRecent(path string, log *slog.Logger, readOnly bool) *sibling[*recentFile] {
+	return &sibling[*recentFile]{
+		path: RecentPath(path), what: "the recent messages", name: "the recent messages file", log: log, readOnly: readOnly,
+		anew:   "jsonfile: the recent messages file does not parse; it was moved aside and remembering starts anew",
+		empty:  func() *recentFile { return &recentFile{phones: map[string][]conversation.RecentMessage{}} },
+		parse:  parseRecent,
+		render: (*recentFile).render,
 	}
-	return c
-}
-
-var errCorruptRecent = errors.New("the recent messages file does not parse")
-
-// changeRecent applies change to the file under its lock and writes the
-// result. A file that does not parse is moved aside first.
-func (s *Store) changeRecent(change func(*recentFile) bool) error {
-	path := RecentPath(s.path)
-	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := lockFile(lock); err != nil {
-		return fmt.Errorf("lock %s: %w", lock.Name(), err)
-	}
-	defer unlockFile(lock)
-	if !s.recent.tempsGone.Swap(true) {
-		// Under the lock no writer is using a temporary file: any left
-		// is a killed writer's.
-		if n, err := atomicfile.RemoveTemps(path); err != nil {
-			s.log.Warn("jsonfile: removing the recent messages' leftover temporary files", "path", path, "removed", n, "err", err)
-		}
-	}
-	f, err := s.readRecent()
-	if errors.Is(err, errCorruptRecent) {
-		aside := path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
-		if rerr := os.Rename(path, aside); rerr != nil {
-			return fmt.Errorf("%w; moving it aside: %w", err, rerr)
-		}
-		s.log.Error("jsonfile: the recent messages file does not parse; it was moved aside and remembering starts anew",
-			"path", path, "moved_to", aside, "err", err)
-		f, err = &recentFile{phones: map[string][]conversation.RecentMessage{}}, nil
-	}
-	if err != nil {
-		return err
-	}
-	f = f.clone()
-	if !change(f) {
-		return nil
-	}
-	data, err := f.render()
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, data); err != nil {
-		return err
-	}
-	// The lock file is held: nobody replaces the file before the stat.
-	if st, err := statPath(path); err == nil && st.exists {
-		s.recent.mu.Lock()
-		s.recent.file, s.recent.stamp = f, st
-		s.recent.mu.Unlock()
-	}
-	return nil
 }
 
 // RememberMessages implements [conversation.RecentMessages].
@@ -285,7 +161,7 @@ func (s *Store) RememberMessages(_ context.Context, phone string, now time.Time,
 	if skip {
 		return nil
 	}
-	err = s.changeRecent(func(f *recentFile) bool {
+	err = s.recent.change(func(f *recentFile) (bool, error) {
 		kept := f.phones[phone]
 		for _, m := range add {
 			i := indexRecent(kept, m.ID)
@@ -303,7 +179,7 @@ func (s *Store) RememberMessages(_ context.Context, phone string, now time.Time,
 				delete(f.phones, p)
 			}
 		}
-		return true
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("jsonfile: remember messages: %w", err)
@@ -313,30 +189,38 @@ func (s *Store) RememberMessages(_ context.Context, phone string, now time.Time,
 
 // RecallMessage implements [conversation.RecentMessages].
 func (s *Store) RecallMessage(_ context.Context, phone, id string, now time.Time) (conversation.RecentMessage, error) {
-	f, err := s.readRecent()
+	var found conversation.RecentMessage
+	err := s.recent.view(func(f *recentFile) error {
+		ms := f.phones[phone]
+		if i := indexRecent(ms, id); i >= 0 && !conversation.RecentExpired(ms[i].At, now) {
+			found = ms[i]
+			return nil
+		}
+		return conversation.ErrNotFound
+	})
 	if err != nil {
 		return conversation.RecentMessage{}, fmt.Errorf("jsonfile: recall message: %w", err)
 	}
-	ms := f.phones[phone]
-	if i := indexRecent(ms, id); i >= 0 && !conversation.RecentExpired(ms[i].At, now) {
-		return ms[i], nil
-	}
-	return conversation.RecentMessage{}, fmt.Errorf("jsonfile: recall message: %w", conversation.ErrNotFound)
+	return found, nil
 }
 
 // ForgetMessages implements [conversation.RecentMessages]. Without a
 // recent messages file it creates nothing.
 func (s *Store) ForgetMessages(_ context.Context, phone string) error {
-	if _, err := os.Stat(RecentPath(s.path)); errors.Is(err, fs.ErrNotExist) {
-		return nil
+	var err error
+	if _, serr := os.Stat(s.recent.path); errors.Is(serr, fs.ErrNotExist) {
+		// Nothing to forget, and nothing to create: only a closed store
+		// is an error.
+		err = s.recent.view(func(*recentFile) error { return nil })
+	} else {
+		err = s.recent.change(func(f *recentFile) (bool, error) {
+			if _, ok := f.phones[phone]; !ok {
+				return false, nil
+			}
+			delete(f.phones, phone)
+			return true, nil
+		})
 	}
-	err := s.changeRecent(func(f *recentFile) bool {
-		if _, ok := f.phones[phone]; !ok {
-			return false
-		}
-		delete(f.phones, phone)
-		return true
-	})
 	if err != nil {
 		return fmt.Errorf("jsonfile: forget messages: %w", err)
 	}

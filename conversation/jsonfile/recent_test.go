@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,70 @@ func TestForgetCreatesNothing(t *testing.T) {
 	}
 	if matches, _ := filepath.Glob(filepath.Join(dir, "*recent*")); len(matches) != 0 {
 		t.Errorf("ForgetMessages created %v", matches)
+	}
+}
+
+// A read-only store (commands that only look) recalls the recent messages
+// but never changes them: no file, lock file or moved-aside file appears.
+func TestRecentReadOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	m := conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: now}
+	for _, content := range []string{"", `{"recent": {"+14155551234": [{"id": 7}]}}`} {
+		if content != "" {
+			if err := os.WriteFile(jsonfile.RecentPath(path), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := filepath.Glob(filepath.Join(dir, "*"))
+		s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet, ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RememberMessages(ctx, "+14155551234", now, m); !errors.Is(err, jsonfile.ErrReadOnly) {
+			t.Errorf("RememberMessages on a read-only store (file %q): %v, want ErrReadOnly", content, err)
+		}
+		if _, err := s.RecallMessage(ctx, "+14155551234", "wamid.1", now); err == nil {
+			t.Errorf("RecallMessage found a message a read-only store was given")
+		}
+		if err := s.ForgetMessages(ctx, "+14155551234"); content != "" && !errors.Is(err, jsonfile.ErrReadOnly) {
+			t.Errorf("ForgetMessages on a read-only store (file %q): %v, want ErrReadOnly", content, err)
+		}
+		s.Close()
+		if after, _ := filepath.Glob(filepath.Join(dir, "*")); !slices.Equal(before, after) {
+			t.Errorf("a read-only store changed the folder (file %q): %v, was %v", content, after, before)
+		}
+		if data, _ := os.ReadFile(jsonfile.RecentPath(path)); string(data) != content {
+			t.Errorf("the recent messages file holds %q, want %q", data, content)
+		}
+	}
+}
+
+// A closed store refuses the recent messages too.
+func TestRecentClosed(t *testing.T) {
+	s, err := jsonfile.Open(filepath.Join(t.TempDir(), "conversations.json"), &jsonfile.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	m := conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: now}
+	if err := s.RememberMessages(ctx, "+14155551234", now, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RememberMessages(ctx, "+14155551234", now, m); !errors.Is(err, jsonfile.ErrClosed) {
+		t.Errorf("RememberMessages after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.RecallMessage(ctx, "+14155551234", "wamid.1", now); !errors.Is(err, jsonfile.ErrClosed) {
+		t.Errorf("RecallMessage after Close: %v, want ErrClosed", err)
+	}
+	if err := s.ForgetMessages(ctx, "+14155551234"); !errors.Is(err, jsonfile.ErrClosed) {
+		t.Errorf("ForgetMessages after Close: %v, want ErrClosed", err)
 	}
 }

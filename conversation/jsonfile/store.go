@@ -78,8 +78,8 @@ type Options struct {
 	// at conversations: like MustExist, nothing is created, not even the
 	// lock file; temporary files are left alone; a file that does not
 	// parse is reported, with an error wrapping ErrCorrupt, instead of
-	// being moved aside; and the methods that change conversations return
-	// ErrReadOnly.
+	// being moved aside; and the methods that change conversations, the
+	// usage ledger or the recent messages return ErrReadOnly.
 	ReadOnly bool
 }
 
@@ -100,8 +100,6 @@ func (e noFileError) Unwrap() error { return fs.ErrNotExist }
 // whether another process has written the file since, and reads it again if
 // so. Reads do no other file I/O.
 type Store struct {
-	recent recentCache // the recent messages' file, see recent.go
-
 	path   string
 	loc    *time.Location
 	log    *slog.Logger
@@ -120,14 +118,10 @@ type Store struct {
 	// merged into a file another process wrote meanwhile; nil if none.
 	orphans map[string]bool
 
-	// The usage ledger's file, apart from the conversations (usage.go).
-	usagePath  string
-	umu        sync.Mutex // guards the fields below and orders this process's ledger writers
-	ulock      *os.File   // the ledger's lock file, opened by the first addition
-	uclosed    bool
-	utempsGone bool       // the ledger's leftover temporary files were removed
-	ucache     *usageFile // the ledger as of ustamp's version of its file; nil: read it
-	ustamp     stamp
+	// The files beside the conversations (sibling.go): the usage ledger
+	// (usage.go) and the recent messages (recent.go).
+	usage  *sibling[*usageFile]
+	recent *sibling[*recentFile]
 }
 
 // Open opens the store at path, creating its folder (mode 0700, synced so
@@ -167,7 +161,8 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
 	if o.ReadOnly {
-		s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, readOnly: true, st: newState(), usagePath: UsagePath(path)}
+		s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, readOnly: true, st: newState(),
+			usage: newUsage(path, o.Logger, true), recent: newRecent(path, o.Logger, true)}
 		if err := s.refresh(true, false); err != nil {
 			return nil, fmt.Errorf("jsonfile: open: %w", err)
 		}
@@ -177,7 +172,8 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: open: %w", err)
 	}
-	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState(), usagePath: UsagePath(path)}
+	s := &Store{path: path, loc: o.Location, log: o.Logger, warnAt: o.WarnSize, lock: lock, st: newState(),
+		usage: newUsage(path, o.Logger, false), recent: newRecent(path, o.Logger, false)}
 	if err := s.withFileLock(func() error {
 		s.removeTemps()
 		return s.refresh(true, true)
@@ -290,7 +286,7 @@ func (s *Store) refresh(startup, locked bool) error {
 			}
 			return fmt.Errorf("%s does not parse (%v) and keeps changing", s.path, err)
 		}
-		aside, rerr := s.moveAside()
+		aside, rerr := moveAside(s.path)
 		if rerr != nil {
 			return fmt.Errorf("%s does not parse (%v) and cannot be moved aside: %w", s.path, err, rerr)
 		}
@@ -302,20 +298,6 @@ func (s *Store) refresh(startup, locked bool) error {
 		s.stamp = stamp{}
 		return nil
 	}
-}
-
-// moveAside renames the file to a name beside it that no earlier corrupt
-// file has taken. The file lock is held.
-func (s *Store) moveAside() (string, error) {
-	base := s.path + ".corrupt-" + time.Now().Format("20060102T150405.000000")
-	aside := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		aside = fmt.Sprintf("%s-%d", base, i)
-	}
-	return aside, os.Rename(s.path, aside)
 }
 
 // orphan records that every phone in memory is now held only there: the
@@ -586,5 +568,5 @@ func (s *Store) Close() error {
 	if s.lock != nil { // read-only stores take no lock
 		err = s.lock.Close()
 	}
-	return errors.Join(err, s.closeUsage())
+	return errors.Join(err, s.usage.close(), s.recent.close())
 }

@@ -6,18 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
+	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/internal/atomicfile"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -36,24 +31,20 @@ var _ conversation.UsageLedger = (*Store)(nil)
 //	  }
 //	}
 //
-// Days are UTC dates. Top-level keys other than "usage" are kept. Every
-// addition rewrites the file atomically (package atomicfile, mode 0600)
-// while holding the ledger's own lock file (the ledger's path + ".lock",
-// made on the first addition) and the store's ledger mutex, which order the
-// writers of all processes as the conversations' lock file does theirs; a
-// reader needs no lock, since the file is only ever replaced whole. The
-// ledger has its own lock so that recording usage never waits for, or
-// delays, a save of a conversation.
-//
-// A ledger file that does not parse is moved aside, under the lock, to
-// path + ".corrupt-<time>" with an error in the log, and counting starts
-// anew; it is never overwritten.
+// Days are UTC dates. Top-level keys other than "usage" are kept. The
+// file is kept as every sibling file is (see sibling): every addition
+// rewrites it atomically, mode 0600, holding the ledger's own lock file
+// (the ledger's path + ".lock", made on the first addition), so that
+// recording usage never waits for, or delays, a save of a conversation; a
+// reader needs no lock. A ledger file that does not parse is moved aside,
+// under the lock, to path + ".corrupt-<time>" with an error in the log, and
+// counting starts anew; it is never overwritten. One that cannot be read
+// (no permission, not a regular file) is an error and is left where it is.
 
 // UsagePath returns the usage ledger's file for the conversations file at
 // path: its name with ".json" replaced by ".usage.json", in the same folder.
 func UsagePath(path string) string {
-	dir, base := filepath.Split(path)
-	return filepath.Join(dir, strings.TrimSuffix(base, ".json")+".usage.json")
+	return siblingPath(path, ".usage.json")
 }
 
 // usageCounts is one phone's day in the ledger file.
@@ -78,11 +69,9 @@ func parseUsage(data []byte) (*usageFile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty file")
 	}
-	if err := json.Unmarshal(data, &f.other); err != nil {
+	var err error
+	if f.other, err = parseObject(data); err != nil {
 		return nil, err
-	}
-	if f.other == nil {
-		return nil, errors.New("not a JSON object")
 	}
 	if raw, ok := f.other["usage"]; ok {
 		if err := json.Unmarshal(raw, &f.usage); err != nil {
@@ -153,15 +142,9 @@ func (f *usageFile) render() ([]byte, error) {
 		b = append(b, "\n    }"...)
 	}
 	b = append(b, "\n  }"...)
-	for _, k := range slices.Sorted(maps.Keys(f.other)) {
-		var v bytes.Buffer
-		if err := json.Compact(&v, f.other[k]); err != nil {
-			return nil, err
-		}
-		b = append(b, ",\n  "...)
-		b = append(b, quote(k)...)
-		b = append(b, ": "...)
-		b = append(b, v.Bytes()...)
+	b, err := appendOther(b, f.other)
+	if err != nil {
+		return nil, err
 	}
 	b = append(b, "\n}\n"...)
 	return b, nil
@@ -175,39 +158,17 @@ func (f *usageFile) days() int {
 	return n
 }
 
-// readUsage returns the ledger file's content; a missing file is an empty
-// ledger. The content is kept with the stamp of the version it was read
-// from or written as, and read again only when the file changed since, so
-// that a process that is the only writer parses it once. s.umu is held;
-// the caller may change the content only if it then writes it, or calls
-// forgetUsage.
-func (s *Store) readUsage() (*usageFile, error) {
-	cur, err := statPath(s.usagePath)
-	if err != nil {
-		return nil, err
+// newUsage returns the ledger kept beside the conversations file at path.
+func newUsage(path string, log *slog.Logger, readOnly bool) *sibling[*usageFile] {
+	upath := UsagePath(path)
+	return &sibling[*usageFile]{
+		path: upath, what: "the usage ledger", name: upath, log: log, readOnly: readOnly,
+		anew:   "usage ledger file does not parse; moved it aside and kept it, counting anew",
+		empty:  func() *usageFile { return &usageFile{usage: map[string]map[string]usageCounts{}} },
+		parse:  parseUsage,
+		render: (*usageFile).render,
 	}
-	if s.ucache != nil && cur == s.ustamp {
-		return s.ucache, nil
-	}
-	data, st, err := readFile(s.usagePath)
-	if err != nil {
-		return nil, err
-	}
-	if !st.exists {
-		s.ucache, s.ustamp = &usageFile{usage: map[string]map[string]usageCounts{}}, stamp{}
-		return s.ucache, nil
-	}
-	f, err := parseUsage(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s does not parse: %w", s.usagePath, err)
-	}
-	s.ucache, s.ustamp = f, st
-	return f, nil
 }
-
-// forgetUsage drops the cached ledger, which holds a change that was not
-// written.
-func (s *Store) forgetUsage() { s.ucache, s.ustamp = nil, stamp{} }
 
 // AddUsage implements [conversation.UsageLedger]: it reads the ledger file,
 // adds u and writes it back atomically, holding the ledger's lock file.
@@ -225,89 +186,19 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 		return fmt.Errorf("jsonfile: add usage: %w", err)
 	}
 	day := conversation.UsageDay(at).Format(conversation.UsageDayLayout)
-	s.umu.Lock()
-	defer s.umu.Unlock()
-	if s.uclosed {
-		return fmt.Errorf("jsonfile: add usage: %w", ErrClosed)
-	}
-	err := s.withUsageLock(func() error {
-		f, err := s.readUsage()
-		if err != nil {
-			aside, merr := s.moveUsageAside()
-			if merr != nil {
-				return fmt.Errorf("%w, and it cannot be moved aside: %w", err, merr)
-			}
-			s.log.Error("usage ledger file does not parse; moved it aside and kept it, counting anew",
-				"path", s.usagePath, "moved_to", aside, "err", err)
-			f = &usageFile{usage: map[string]map[string]usageCounts{}}
-			s.ucache = f // unwritten until the write below
-		}
+	err := s.usage.change(func(f *usageFile) (bool, error) {
 		days := f.usage[phone]
 		if days == nil {
 			days = map[string]usageCounts{}
 			f.usage[phone] = days
 		}
 		days[day] = usageCounts(days[day].usage().Add(u))
-		data, err := f.render()
-		if err != nil {
-			s.forgetUsage()
-			return err
-		}
-		st, _, err := writeFile(s.usagePath, func(w io.Writer) (int64, error) {
-			n, err := w.Write(data)
-			return int64(n), err
-		})
-		if err != nil {
-			s.forgetUsage()
-			return fmt.Errorf("write %s: %w", s.usagePath, err)
-		}
-		s.ucache, s.ustamp = f, st
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return fmt.Errorf("jsonfile: add usage: %w", err)
 	}
 	return nil
-}
-
-// withUsageLock runs fn holding the ledger's lock file, which it opens, and
-// creates, on first use: a store that only reads never makes it. s.umu is
-// held.
-func (s *Store) withUsageLock(fn func() error) error {
-	if s.ulock == nil {
-		lock, err := os.OpenFile(s.usagePath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return err
-		}
-		s.ulock = lock
-	}
-	if err := lockFile(s.ulock); err != nil {
-		return fmt.Errorf("lock %s: %w", s.ulock.Name(), err)
-	}
-	defer unlockFile(s.ulock)
-	if !s.utempsGone {
-		// Under the lock no writer is using a temporary file: any left is
-		// a killed writer's.
-		s.utempsGone = true
-		if n, err := atomicfile.RemoveTemps(s.usagePath); err != nil {
-			s.log.Warn("jsonfile: removing the usage ledger's leftover temporary files", "path", s.usagePath, "removed", n, "err", err)
-		}
-	}
-	return fn()
-}
-
-// moveUsageAside renames the ledger file to a name beside it that no
-// earlier corrupt file has taken. The ledger's lock is held.
-func (s *Store) moveUsageAside() (string, error) {
-	base := s.usagePath + ".corrupt-" + time.Now().Format("20060102T150405.000000")
-	aside := base
-	for i := 2; ; i++ {
-		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		aside = fmt.Sprintf("%s-%d", base, i)
-	}
-	return aside, os.Rename(s.usagePath, aside)
 }
 
 // UsageSince implements [conversation.UsageLedger]. It reads the ledger
@@ -317,36 +208,22 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("jsonfile: usage: %w", err)
 	}
-	s.umu.Lock()
-	defer s.umu.Unlock()
-	if s.uclosed {
-		return nil, fmt.Errorf("jsonfile: usage: %w", ErrClosed)
-	}
-	f, err := s.readUsage()
+	out := []conversation.DailyUsage{}
+	err := s.usage.view(func(f *usageFile) error {
+		from := conversation.UsageDay(since)
+		for number, days := range f.usage {
+			for day, c := range days {
+				d, _ := time.Parse(conversation.UsageDayLayout, day) // checked by parseUsage
+				if since.IsZero() || !d.Before(from) {
+					out = append(out, conversation.DailyUsage{Phone: number, Day: d, Usage: c.usage()})
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jsonfile: usage: %w", err)
 	}
-	from := conversation.UsageDay(since)
-	out := []conversation.DailyUsage{}
-	for number, days := range f.usage {
-		for day, c := range days {
-			d, _ := time.Parse(conversation.UsageDayLayout, day) // checked by parseUsage
-			if since.IsZero() || !d.Before(from) {
-				out = append(out, conversation.DailyUsage{Phone: number, Day: d, Usage: c.usage()})
-			}
-		}
-	}
 	slices.SortFunc(out, conversation.CompareDailyUsage)
 	return out, nil
-}
-
-// closeUsage closes the ledger's lock file, if it was opened.
-func (s *Store) closeUsage() error {
-	s.umu.Lock()
-	defer s.umu.Unlock()
-	s.uclosed = true
-	if s.ulock == nil {
-		return nil
-	}
-	return s.ulock.Close()
 }

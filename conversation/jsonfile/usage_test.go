@@ -219,3 +219,22 @@ func TestUsageClosed(t *testing.T) {
 		t.Errorf("UsageSince after Close: %v, want ErrClosed", err)
 	}
 }
+
+// Only a ledger that does not parse is moved aside: one that cannot be read
+// (here a folder where the file should be) is an error, and stays.
+func TestUsageUnreadableStays(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	if err := os.Mkdir(jsonfile.UsagePath(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := open(t, path, usageAt, nil)
+	if err := s.AddUsage(ctx, "+1", usageAt, conversation.Usage{Messages: 1}); err == nil {
+		t.Errorf("AddUsage over a folder: no error")
+	}
+	if fi, err := os.Stat(jsonfile.UsagePath(path)); err != nil || !fi.IsDir() {
+		t.Errorf("the folder was moved: %v", err)
+	}
+	if asides, _ := filepath.Glob(jsonfile.UsagePath(path) + ".corrupt-*"); len(asides) != 0 {
+		t.Errorf("moved aside: %v", asides)
+	}
+}

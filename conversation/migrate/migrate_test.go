@@ -20,6 +20,25 @@ func sameCounts(a, b migrate.Result) bool {
 		a.Conflicts == b.Conflicts && a.Expired == b.Expired && a.Empty == b.Empty
 }
 
+// checkTurns checks that s holds, for each phone of want, turns whose
+// first messages' texts, joined with commas, are want's.
+func checkTurns(t *testing.T, s conversation.Store, want map[string]string) {
+	t.Helper()
+	for phone, w := range want {
+		c, err := s.Load(context.Background(), phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var texts []string
+		for _, tr := range c.Turns {
+			texts = append(texts, tr.Messages[0].Text())
+		}
+		if got := strings.Join(texts, ","); got != w {
+			t.Errorf("%s: turns %q, want %q", phone, got, w)
+		}
+	}
+}
+
 // TestWithoutReplacer runs the copy into a store that cannot replace
 // atomically: the same policy holds through deletes and appends.
 func TestWithoutReplacer(t *testing.T) {
@@ -51,19 +70,7 @@ func TestWithoutReplacer(t *testing.T) {
 	if want := (migrate.Result{Copied: 1, Newer: 1, Expired: 1}); !sameCounts(r, want) {
 		t.Errorf("result %+v, want %+v", r, want)
 	}
-	for phone, want := range map[string]string{"+1": "copy me,and me", "+2": "live"} {
-		c, err := dst.Load(ctx, phone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var texts []string
-		for _, tr := range c.Turns {
-			texts = append(texts, tr.Messages[0].Text())
-		}
-		if got := strings.Join(texts, ","); got != want {
-			t.Errorf("%s: turns %q, want %q", phone, got, want)
-		}
-	}
+	checkTurns(t, dst, map[string]string{"+1": "copy me,and me", "+2": "live"})
 }
 
 // TestTurnsCompared: which targets the source may replace, by their
@@ -102,19 +109,7 @@ func TestTurnsCompared(t *testing.T) {
 	if got := strings.Join(r.Conflicted, " "); got != "+4" {
 		t.Errorf("conflicts %q, want +4", got)
 	}
-	for phone, want := range map[string]string{"+1": "a,b,c", "+2": "b,c,d", "+3": "a,b", "+4": "a,x"} {
-		c, err := dst.Load(ctx, phone)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var texts []string
-		for _, tr := range c.Turns {
-			texts = append(texts, tr.Messages[0].Text())
-		}
-		if got := strings.Join(texts, ","); got != want {
-			t.Errorf("%s: turns %q, want %q", phone, got, want)
-		}
-	}
+	checkTurns(t, dst, map[string]string{"+1": "a,b,c", "+2": "b,c,d", "+3": "a,b", "+4": "a,x"})
 }
 
 // TestForceAndProgress: with Force a conflicting target is replaced by the

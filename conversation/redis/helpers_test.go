@@ -2,77 +2,26 @@ package redis_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"os/exec"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/internal/redistest"
 )
 
-// testURL returns the Redis the tests run against, or skips the test.
-func testURL(tb testing.TB) string {
-	tb.Helper()
-	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
-	if url == "" {
-		tb.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the tests may write to, such as redis://127.0.0.1:6379/0")
-	}
-	return url
-}
-
-// newPrefix returns a key prefix of the test's own and removes every key
-// under it when the test ends.
-func newPrefix(tb testing.TB) string {
-	tb.Helper()
-	prefix := fmt.Sprintf("mombot-test:%s:", rand.Text()[:12])
-	rdb := rawClient(tb)
-	tb.Cleanup(func() { deleteKeys(tb, rdb, prefix) })
-	return prefix
-}
-
-// rawClient returns a client on the test Redis, for looking at keys as
-// another program would.
-func rawClient(tb testing.TB) *goredis.Client {
-	tb.Helper()
-	opts, err := goredis.ParseURL(testURL(tb))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rdb := goredis.NewClient(opts)
-	tb.Cleanup(func() { rdb.Close() })
-	return rdb
-}
-
-// deleteKeys removes every key under prefix.
-func deleteKeys(tb testing.TB, rdb *goredis.Client, prefix string) {
-	tb.Helper()
-	ctx := context.Background()
-	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
-	var batch []string
-	flush := func() {
-		if len(batch) > 0 {
-			if err := rdb.Unlink(ctx, batch...).Err(); err != nil {
-				tb.Errorf("cleanup of %s: %v", prefix, err)
-			}
-			batch = batch[:0]
-		}
-	}
-	for iter.Next(ctx) {
-		if batch = append(batch, iter.Val()); len(batch) == 1000 {
-			flush()
-		}
-	}
-	flush()
-	if err := iter.Err(); err != nil {
-		tb.Errorf("cleanup of %s: %v", prefix, err)
-	}
-}
+// The test Redis, a key prefix of the test's own and a client to look at
+// keys with come from redistest, shared with the other packages' tests;
+// they keep their names here so that the tests read as before.
+var (
+	testURL    = redistest.URL
+	newPrefix  = redistest.Prefix
+	rawClient  = redistest.Client
+	deleteKeys = redistest.DeleteKeys
+)
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

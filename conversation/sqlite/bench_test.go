@@ -123,3 +123,65 @@ func BenchmarkHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadOnlyLoad loads a random phone's conversation from a store
+// opened with Options.ReadOnly and, in the same iteration, from a writable
+// store, so that both see the same load on the machine; it reports the
+// read-only load's time and its ratio to the writable one's. With a writer
+// running, the read-only store opens a connection that reads through the
+// -wal for each load; with none, it keeps its immutable connections (see
+// readonly.go). The writable store of "no writer" is on a copy of the
+// database, so that the read-only store sees no -wal.
+func BenchmarkReadOnlyLoad(b *testing.B) {
+	const n = 10_000
+	path := benchDB(b, n)
+	for _, tt := range []struct {
+		name   string
+		rwPath func(b *testing.B) string
+	}{
+		{"writer running", func(*testing.B) string { return path }},
+		{"no writer", func(b *testing.B) string {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cp := filepath.Join(b.TempDir(), "copy.db")
+			if err := os.WriteFile(cp, data, 0o600); err != nil {
+				b.Fatal(err)
+			}
+			return cp
+		}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			ctx := context.Background()
+			rw, err := sqlite.Open(tt.rwPath(b), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer rw.Close()
+			ro, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ro.Close()
+			var roTime, rwTime time.Duration
+			loads := 0
+			for b.Loop() {
+				phone := benchPhone(rand.IntN(n))
+				start := time.Now()
+				if _, err := ro.Load(ctx, phone); err != nil {
+					b.Fatal(err)
+				}
+				mid := time.Now()
+				if _, err := rw.Load(ctx, phone); err != nil {
+					b.Fatal(err)
+				}
+				roTime += mid.Sub(start)
+				rwTime += time.Since(mid)
+				loads++
+			}
+			b.ReportMetric(float64(roTime.Nanoseconds())/float64(loads), "ns/read-only-load")
+			b.ReportMetric(float64(roTime)/float64(rwTime), "x-writable")
+		})
+	}
+}

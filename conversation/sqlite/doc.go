@@ -31,6 +31,16 @@
 // migrations embedded in the binary, recorded in a schema_version table.
 // The file and its -wal and -shm companions are created with mode 0600.
 //
+// [Options].ReadOnly opens a store that only reads, for commands that look
+// at conversations or usage while a server may be writing: it creates no
+// file (not the database, not its -wal or -shm), runs no migration, changes
+// nothing, and reports a database of another schema version
+// ([ErrSchemaTooOld], [ErrSchemaTooNew]) or a damaged file ([ErrCorrupt]).
+// While a writer has the database open it reads the writer's latest commits
+// through the -wal and -shm without writing to them; with none, it reads
+// the main file with SQLite's immutable=1 and checks that the file did not
+// change meanwhile (readonly.go explains how and the one race it leaves).
+//
 // A conversation whose person never comes back would stay on disk forever;
 // [Store.Sweep] deletes every conversation inactive since a cutoff. The
 // store is a [conversation.Sweeper], so [conversation.Memory.Sweep] runs it

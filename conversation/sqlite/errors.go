@@ -65,7 +65,8 @@ const lowSpace = 1 << 20
 // disk when the file system has (almost) no space left.
 func plain(path string, err error) error {
 	var coded interface{ Code() int }
-	if err == nil || !errors.As(err, &coded) {
+	var done *plainError
+	if err == nil || !errors.As(err, &coded) || errors.As(err, &done) {
 		return err
 	}
 	full := &plainError{plain: ErrDiskFull, err: err,

@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -81,4 +83,48 @@ func ExampleStore_Sweep() {
 	}
 	fmt.Println("swept", n)
 	// Output: swept 1
+}
+
+// A command that only looks opens the database read-only: it reads what a
+// server has committed, also while the server runs, and creates, upgrades
+// and changes nothing.
+func ExampleOptions_readOnly() {
+	dir, err := os.MkdirTemp("", "mombot-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "mombot.db")
+
+	server, err := sqlite.Open(path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer server.Close()
+	ctx := context.Background()
+	turn := conversation.Turn{Messages: []conversation.Message{conversation.UserText("hello")}}
+	if err := server.Append(ctx, "+14155551234", turn, time.Now(), conversation.Limits{MaxTurns: 10}); err != nil {
+		log.Fatal(err)
+	}
+
+	if _, err := sqlite.Open(filepath.Join(dir, "typo.db"), &sqlite.Options{ReadOnly: true}); errors.Is(err, fs.ErrNotExist) {
+		fmt.Println("typo.db: not there, and not created")
+	}
+	look, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err) // a damaged file wraps ErrCorrupt; an old schema ErrSchemaTooOld
+	}
+	defer look.Close()
+	sums, err := look.List(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(sums), "conversation,", sums[0].Turns, "turn")
+	if err := look.Delete(ctx, "+14155551234"); errors.Is(err, sqlite.ErrReadOnlyStore) {
+		fmt.Println("delete refused")
+	}
+	// Output:
+	// typo.db: not there, and not created
+	// 1 conversation, 1 turn
+	// delete refused
 }

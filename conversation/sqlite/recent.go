@@ -39,6 +39,9 @@ func (s *Store) RememberMessages(ctx context.Context, phone string, now time.Tim
 	if skip {
 		return nil
 	}
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("sqlite: remember messages: %w", err)
+	}
 	if err := s.lockWrite(ctx); err != nil {
 		return fmt.Errorf("sqlite: remember messages: %w", err)
 	}
@@ -73,7 +76,9 @@ func (s *Store) remember(ctx context.Context, phone string, now time.Time, add [
 func (s *Store) RecallMessage(ctx context.Context, phone, id string, now time.Time) (conversation.RecentMessage, error) {
 	m := conversation.RecentMessage{ID: id}
 	var at int64
-	err := s.db.QueryRowContext(ctx, queryRecallRecent, phone, id).Scan(&m.Role, &m.Text, &at)
+	err := s.reading(ctx, func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, queryRecallRecent, phone, id).Scan(&m.Role, &m.Text, &at)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return conversation.RecentMessage{}, fmt.Errorf("sqlite: recall message: %w", conversation.ErrNotFound)
 	}

@@ -16,6 +16,9 @@ var _ conversation.Replacer = (*Store)(nil)
 // transaction: it reads the stored last activity, and unless that is newer
 // deletes the conversation's rows and writes c's, with their turn index.
 func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time.Duration) (bool, error) {
+	if err := s.writable(); err != nil {
+		return false, fmt.Errorf("sqlite: replace: %w", err)
+	}
 	// Turns that all pass conversation.Repair as they are get their
 	// checksums, so that loads need not validate them again; otherwise
 	// every load validates them.

@@ -38,6 +38,17 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock that another
 	// process holds before it fails; 0 means DefaultBusyTimeout.
 	BusyTimeout time.Duration
+	// ReadOnly opens the database only to read it, for commands that only
+	// look at conversations or usage, while a server may be writing: a
+	// missing database is an error wrapping fs.ErrNotExist; no file is
+	// created or changed, not even the -wal and -shm; no migration runs,
+	// so a database of an older schema is an error wrapping
+	// ErrSchemaTooOld (and of a newer one, ErrSchemaTooNew); a file that
+	// is not a database or is damaged is an error wrapping ErrCorrupt; and
+	// the methods that write return errors wrapping ErrReadOnlyStore.
+	// Every read sees the latest committed state, also while another
+	// process writes.
+	ReadOnly bool
 }
 
 // Store is a [conversation.Store] on an SQLite database file. It is safe for
@@ -45,7 +56,8 @@ type Options struct {
 // same file. Use [Open] to make one.
 type Store struct {
 	path string
-	db   *sql.DB
+	db   *sql.DB // nil if ro is set
+	ro   *reader // set for a read-only store
 	log  *slog.Logger
 	// load is queryLoad prepared once, and prepared the statements of a
 	// save: a load or a save is short enough that preparing its statements
@@ -65,7 +77,8 @@ type Store struct {
 
 // Open opens the database at path, creating it with mode 0600 if it does not
 // exist, and brings its schema up to date. It fails if the schema is newer
-// than this program knows. The caller must [Store.Close] the store.
+// than this program knows. With [Options].ReadOnly it creates and changes
+// nothing; see there. The caller must [Store.Close] the store.
 func Open(path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -85,6 +98,9 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = DefaultBusyTimeout
+	}
+	if o.ReadOnly {
+		return openReadOnly(path, o)
 	}
 
 	// SQLite creates a database with mode 0644 less the umask, and gives
@@ -146,6 +162,10 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		for _, st := range s.prepared {
 			st.Close()
+		}
+		if s.ro != nil {
+			s.ro.close()
+			return
 		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("sqlite: close: %w", err)

@@ -20,19 +20,57 @@ import (
 // [conversation.ValidateTurn] are left out and their number is logged as a
 // warning.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	rows, err := s.load.QueryContext(ctx, phone)
+	var c conversation.Conversation
+	var found bool
+	var undecodable int
+	var foreign bool
+	err := s.reading(ctx, func(db *sql.DB) error {
+		var rows *sql.Rows
+		var err error
+		if s.load != nil {
+			rows, err = s.load.QueryContext(ctx, phone)
+		} else {
+			rows, err = db.QueryContext(ctx, queryLoad, phone)
+		}
+		if err != nil {
+			return err
+		}
+		c, found, undecodable, foreign, err = scanConversation(rows, phone)
+		return err
+	})
 	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
 	}
+	if !found {
+		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", conversation.ErrNotFound)
+	}
+	if !foreign {
+		return c, nil
+	}
+	// Rows written by another program or an older version: a history with
+	// a broken turn would make every later request fail.
+	var invalid int
+	c.Turns, invalid = conversation.Repair(c.Turns)
+	if dropped := undecodable + invalid; dropped > 0 {
+		s.log.WarnContext(ctx, "sqlite: dropped invalid stored turns",
+			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
+	}
+	return c, nil
+}
+
+// scanConversation reads queryLoad's rows, and closes them: found says
+// whether the conversation is stored, undecodable counts the turns that do
+// not decode, and foreign whether a row lacked its checksum (so the turns
+// need conversation.Repair).
+func scanConversation(rows *sql.Rows, phone string) (c conversation.Conversation, found bool, undecodable int, foreign bool, err error) {
 	defer rows.Close()
-	c := conversation.Conversation{Phone: phone, Turns: make([]conversation.Turn, 0, conversation.DefaultMaxTurns)}
-	found, undecodable, foreign := false, 0, false
+	c = conversation.Conversation{Phone: phone, Turns: make([]conversation.Turn, 0, conversation.DefaultMaxTurns)}
 	for rows.Next() {
 		var last int64
 		var data []byte
 		var sum sql.NullInt64
 		if err := rows.Scan(&last, &data, &sum); err != nil {
-			return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
+			return c, false, 0, false, err
 		}
 		found = true
 		c.LastActive = time.Unix(0, last)
@@ -53,24 +91,7 @@ func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversati
 		}
 		c.Turns = append(c.Turns, t)
 	}
-	if err := rows.Err(); err != nil {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
-	}
-	if !found {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", conversation.ErrNotFound)
-	}
-	if !foreign {
-		return c, nil
-	}
-	// Rows written by another program or an older version: a history with
-	// a broken turn would make every later request fail.
-	var invalid int
-	c.Turns, invalid = conversation.Repair(c.Turns)
-	if dropped := undecodable + invalid; dropped > 0 {
-		s.log.WarnContext(ctx, "sqlite: dropped invalid stored turns",
-			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
-	}
-	return c, nil
+	return c, found, undecodable, foreign, rows.Err()
 }
 
 // row is a turn as the turns table holds it.
@@ -112,6 +133,9 @@ func newRow(turn conversation.Turn, trusted bool) (row, error) {
 // conversation's turns are deleted first. When the index is missing or
 // does not match the rows, the turns are read instead (see appendSlow).
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
+	if err := s.writable(); err != nil {
+		return fmt.Errorf("sqlite: append: %w", err)
+	}
 	r, err := newRow(turn, true)
 	if err != nil {
 		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
@@ -401,22 +425,26 @@ func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) erro
 // List implements [conversation.Store]. Turns counts the stored rows,
 // including any that Load would drop as invalid.
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
-	rows, err := s.db.QueryContext(ctx, queryList)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
-	}
-	defer rows.Close()
-	out := []conversation.Summary{}
-	for rows.Next() {
-		var sum conversation.Summary
-		var last int64
-		if err := rows.Scan(&sum.Phone, &last, &sum.Turns); err != nil {
-			return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
+	var out []conversation.Summary
+	err := s.reading(ctx, func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, queryList)
+		if err != nil {
+			return err
 		}
-		sum.LastActive = time.Unix(0, last)
-		out = append(out, sum)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		out = []conversation.Summary{}
+		for rows.Next() {
+			var sum conversation.Summary
+			var last int64
+			if err := rows.Scan(&sum.Phone, &last, &sum.Turns); err != nil {
+				return err
+			}
+			sum.LastActive = time.Unix(0, last)
+			out = append(out, sum)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
 	}
 	return out, nil
@@ -425,6 +453,9 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 // exec runs one writing statement under the write semaphore and returns the
 // number of rows it changed.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := s.writable(); err != nil {
+		return 0, err
+	}
 	if err := s.lockWrite(ctx); err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -54,25 +55,29 @@ func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation
 	if !since.IsZero() {
 		from = conversation.UsageDay(since).Format(conversation.UsageDayLayout)
 	}
-	rows, err := s.db.QueryContext(ctx, queryUsageSince, from)
+	var out []conversation.DailyUsage
+	err := s.reading(ctx, func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, queryUsageSince, from)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = []conversation.DailyUsage{}
+		for rows.Next() {
+			var d conversation.DailyUsage
+			var day string
+			if err := rows.Scan(&d.Phone, &day, &d.Messages, &d.Calls, &d.InputTokens,
+				&d.CacheWrite5mTokens, &d.CacheWrite1hTokens, &d.CacheReadTokens, &d.OutputTokens); err != nil {
+				return err
+			}
+			if d.Day, err = time.Parse(conversation.UsageDayLayout, day); err != nil {
+				return fmt.Errorf("a row of %s has the day %q: %w", maskPhone(d.Phone), day, err)
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: usage: %w", err)
-	}
-	defer rows.Close()
-	out := []conversation.DailyUsage{}
-	for rows.Next() {
-		var d conversation.DailyUsage
-		var day string
-		if err := rows.Scan(&d.Phone, &day, &d.Messages, &d.Calls, &d.InputTokens,
-			&d.CacheWrite5mTokens, &d.CacheWrite1hTokens, &d.CacheReadTokens, &d.OutputTokens); err != nil {
-			return nil, fmt.Errorf("sqlite: usage: %w", err)
-		}
-		if d.Day, err = time.Parse(conversation.UsageDayLayout, day); err != nil {
-			return nil, fmt.Errorf("sqlite: usage: a row of %s has the day %q: %w", maskPhone(d.Phone), day, err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: usage: %w", err)
 	}
 	return out, nil

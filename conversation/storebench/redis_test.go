@@ -3,7 +3,6 @@ package storebench_test
 import (
 	"fmt"
 	mrand "math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/internal/redistest"
 )
 
 // redisDB is one populated key prefix, shared by the run's benchmarks.
@@ -35,21 +35,12 @@ const floorKeys = 1000
 // the clean-up does not run.
 const ttl = 2 * time.Hour
 
-func redisURL(b *testing.B) string {
-	b.Helper()
-	url := os.Getenv("MOMBOT_TEST_REDIS_URL")
-	if url == "" {
-		b.Skip("MOMBOT_TEST_REDIS_URL is not set: set it to a Redis the benchmark may write to, such as redis://127.0.0.1:6379/0")
-	}
-	return url
-}
-
 // redisFor returns a prefix of people conversations: the first saved
 // through the store, the others copies of its keys (DUMP and RESTORE,
 // whatever the keys are), in pipelines of a thousand people.
 func redisFor(b *testing.B, people int) *redisDB {
 	b.Helper()
-	url := redisURL(b)
+	url := redistest.URL(b)
 	redisMu.Lock()
 	defer redisMu.Unlock()
 	if d, ok := redisDBs[people]; ok {
@@ -62,7 +53,7 @@ func redisFor(b *testing.B, people int) *redisDB {
 	rdb := goredis.NewClient(opts)
 	prefix := fmt.Sprintf("mombot-bench:%s:", randomText())
 	atExit(func() {
-		deleteKeys(rdb, prefix)
+		redistest.Unlink(ctx(), rdb, prefix)
 		rdb.Close()
 	})
 	s, err := redis.Open(ctx(), url, &redis.Options{Prefix: prefix, Logger: quiet})
@@ -113,21 +104,6 @@ func redisFor(b *testing.B, people int) *redisDB {
 	d := &redisDB{mem: mem, rdb: rdb, prefix: prefix}
 	redisDBs[people] = d
 	return d
-}
-
-// deleteKeys removes every key under prefix.
-func deleteKeys(rdb *goredis.Client, prefix string) {
-	iter := rdb.Scan(ctx(), 0, prefix+"*", 1000).Iterator()
-	var batch []string
-	for iter.Next(ctx()) {
-		if batch = append(batch, iter.Val()); len(batch) == 1000 {
-			rdb.Unlink(ctx(), batch...)
-			batch = batch[:0]
-		}
-	}
-	if len(batch) > 0 {
-		rdb.Unlink(ctx(), batch...)
-	}
 }
 
 // BenchmarkRedis measures the Redis store against one GET of a whole

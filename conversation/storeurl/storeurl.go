@@ -105,10 +105,14 @@ type Options struct {
 	// answer (see redis.Options.AllowUnreachable), for a server that
 	// answers without memory until Redis is back.
 	AllowUnreachable bool
-	// ReadOnly opens a JSON file only to read it (see
-	// jsonfile.Options.ReadOnly): nothing is created or moved, and a file
-	// that does not parse is an error wrapping jsonfile.ErrCorrupt. It
-	// implies MustExist.
+	// ReadOnly opens a JSON file or SQLite database only to read it (see
+	// jsonfile.Options.ReadOnly and sqlite.Options.ReadOnly): nothing is
+	// created, moved or migrated; a file that does not parse is an error
+	// wrapping jsonfile.ErrCorrupt or sqlite.ErrCorrupt, and a database of
+	// another schema one wrapping sqlite.ErrSchemaTooOld or
+	// sqlite.ErrSchemaTooNew; the methods that write fail. It implies
+	// MustExist. A Redis store has no read-only mode; opening one writes
+	// nothing.
 	ReadOnly bool
 }
 
@@ -138,7 +142,7 @@ func Open(ctx context.Context, url string, opts *Options) (conversation.Store, e
 				return nil, fmt.Errorf("store %s: no database at %s: %w", url, spec.Path, iofs.ErrNotExist)
 			}
 		}
-		s, err := sqlite.Open(spec.Path, &sqlite.Options{Logger: o.Logger})
+		s, err := sqlite.Open(spec.Path, &sqlite.Options{Logger: o.Logger, ReadOnly: o.ReadOnly})
 		if err != nil {
 			return nil, fmt.Errorf("store %s: %w", url, err)
 		}

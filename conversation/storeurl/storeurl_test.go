@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
 	"github.com/mombot/mombot/conversation/sqlite"
+	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/conversation/storeurl"
 )
 
@@ -159,4 +161,41 @@ func ExampleParse() {
 	// Output:
 	// redis redis://cache:6379/0 family:
 	// file data/conversations.json
+}
+
+// TestOpenReadOnly: ReadOnly opens an SQLite database as sqlite's
+// read-only store: it reads, refuses to write, and creates no file, not
+// even the -wal and -shm.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.db")
+	w, err := storeurl.Open(ctx, "sqlite:"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := conversation.New(w, nil)
+	if err := mem.SaveTurn(ctx, "+14155551234", storetest.TextTurn("hi", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(dir)
+
+	s, err := storeurl.Open(ctx, "sqlite:"+path, &storeurl.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if sums, err := s.List(ctx); err != nil || len(sums) != 1 {
+		t.Errorf("List = %+v, %v; want the saved conversation", sums, err)
+	}
+	if err := s.Delete(ctx, "+14155551234"); !errors.Is(err, sqlite.ErrReadOnlyStore) {
+		t.Errorf("Delete on a read-only store: %v, want sqlite.ErrReadOnlyStore", err)
+	}
+	s.Close()
+	if after, _ := os.ReadDir(dir); len(after) != len(before) || len(after) != 1 {
+		t.Errorf("a read-only store left %v, want %v", after, before)
+	}
 }

@@ -1,6 +1,7 @@
 // Package deliverytest is the conformance suite of delivery.Inbox: every
 // implementation (Memory, File, the Redis one) runs it, as slog handlers
-// run testing/slogtest, so that they keep one contract.
+// run testing/slogtest, so that they keep one contract. Its helpers serve
+// the tests of delivery's other types too, and of their callers.
 package deliverytest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/delivery"
 )
@@ -140,6 +142,19 @@ var cases = []struct {
 			}
 		}
 	}},
+}
+
+// WaitQueued waits until n callers hold or wait for key's lock in l,
+// failing the test after 5 seconds.
+func WaitQueued(t *testing.T, l *delivery.Local, key string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Queued(key) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("never %d queued on %q", n, key)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Push pushes m, failing the test on an error.

@@ -11,6 +11,7 @@ import (
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/delivery/deliverytest"
 	"github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/redistest"
 )
 
 func newInbox(t *testing.T, prefix string, ttl time.Duration) *redis.Inbox {
@@ -24,16 +25,16 @@ func newInbox(t *testing.T, prefix string, ttl time.Duration) *redis.Inbox {
 }
 
 func TestInboxConformance(t *testing.T) {
-	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return newInbox(t, newPrefix(t), time.Hour) })
+	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return newInbox(t, redistest.Prefix(t), time.Hour) })
 }
 
 // TestInboxKeys: the queue lives QueueTTL after its last push, a message
 // waiting is marked for as long, and a handled id for delivery.HandledFor
 // (seven days), under the key an earlier version used for it.
 func TestInboxKeys(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	in := newInbox(t, prefix, time.Hour)
-	rdb := rawClient(t)
+	rdb := redistest.Client(t)
 	ctx := context.Background()
 	deliverytest.Push(t, in, deliverytest.Msg("+1", "wamid.A"))
 	for _, k := range []string{prefix + "queue:+1", prefix + "waiting:wamid:wamid.A"} {
@@ -57,7 +58,7 @@ func TestInboxKeys(t *testing.T) {
 // drains from both, each peeking and calling Done under a lock: every
 // message once, in the order pushed.
 func TestInboxShared(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	ins := []*redis.Inbox{newInbox(t, prefix, time.Hour), newInbox(t, prefix, time.Hour)}
 	const key = "+14155551234"
 	for i := range 6 {
@@ -94,9 +95,9 @@ func TestInboxShared(t *testing.T) {
 // event alone) is read and removed by Done; an item that is not a message
 // at all is given an id of its own, so that Done removes it too.
 func TestInboxUpgrade(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	in := newInbox(t, prefix, time.Hour)
-	rdb := rawClient(t)
+	rdb := redistest.Client(t)
 	ctx := context.Background()
 	rdb.RPush(ctx, prefix+"queue:+1", `{"ID":"wamid.old","From":"+1","Text":"hi"}`, "garbage")
 	m, ok := deliverytest.Peek(t, in, "+1")

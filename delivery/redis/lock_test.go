@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,6 +14,8 @@ import (
 
 	conversationredis "github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/delivery/redis"
+	"github.com/mombot/mombot/internal/logtest"
+	"github.com/mombot/mombot/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -55,7 +56,7 @@ func lockHeld(t *testing.T, l *redis.Locker, key string) (context.Context, func(
 // TestLockExcludes takes one key's lock from many goroutines of two
 // lockers on two connections, as two replicas would: never two at once.
 func TestLockExcludes(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	lockers := []*redis.Locker{newLocker(t, open(t, prefix, nil), nil), newLocker(t, open(t, prefix, nil), nil)}
 	var mu sync.Mutex // guards inside and the test's own bookkeeping only
 	inside, entered := 0, 0
@@ -92,7 +93,7 @@ func TestLockExcludes(t *testing.T) {
 }
 
 func TestLockWaitsForContext(t *testing.T) {
-	l := newLocker(t, open(t, newPrefix(t), nil), nil)
+	l := newLocker(t, open(t, redistest.Prefix(t), nil), nil)
 	unlock := lock(t, l, "a")
 	defer unlock()
 
@@ -118,7 +119,7 @@ func TestLockWaitsForContext(t *testing.T) {
 
 // TestLockRenewed holds a lock for several TTLs: renewal keeps others out.
 func TestLockRenewed(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	l := newLocker(t, open(t, prefix, nil), &redis.LockerOptions{TTL: 300 * time.Millisecond})
 	held, unlock := lockHeld(t, l, "a")
 	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
@@ -136,16 +137,16 @@ func TestLockRenewed(t *testing.T) {
 	if errors.Is(context.Cause(held), redis.ErrLockLost) {
 		t.Fatal("a lock released is reported lost")
 	}
-	if n, _ := rawClient(t).Exists(context.Background(), prefix+"lock:a").Result(); n != 0 {
+	if n, _ := redistest.Client(t).Exists(context.Background(), prefix+"lock:a").Result(); n != 0 {
 		t.Fatal("the lock key is still there after unlock")
 	}
 }
 
 // TestLockOfDeadHolderExpires takes a lock left by a holder that died.
 func TestLockOfDeadHolderExpires(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	l := newLocker(t, open(t, prefix, nil), nil)
-	if err := rawClient(t).Set(context.Background(), prefix+"lock:a", "dead-replica", 200*time.Millisecond).Err(); err != nil {
+	if err := redistest.Client(t).Set(context.Background(), prefix+"lock:a", "dead-replica", 200*time.Millisecond).Err(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -165,11 +166,11 @@ func TestLockOfDeadHolderExpires(t *testing.T) {
 // another is told so through held, the loss is logged, and its unlock does
 // not release the other's lock.
 func TestUnlockKeepsAnothersLock(t *testing.T) {
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	var logs syncBuffer
 	s := open(t, prefix, &conversationredis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	l := newLocker(t, s, &redis.LockerOptions{TTL: 60 * time.Millisecond})
-	rdb := rawClient(t)
+	rdb := redistest.Client(t)
 	ctx := context.Background()
 	held, unlock := lockHeld(t, l, "a")
 	if err := rdb.Set(ctx, prefix+"lock:a", "other", time.Minute).Err(); err != nil {
@@ -197,26 +198,11 @@ func TestUnlockKeepsAnothersLock(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer that a logger may write while a test reads.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log the test reads while the code under test writes it.
+type syncBuffer = logtest.Buffer
 
 func TestLockerOptions(t *testing.T) {
-	s := open(t, newPrefix(t), nil)
+	s := open(t, redistest.Prefix(t), nil)
 	for _, ttl := range []time.Duration{-time.Second, time.Millisecond} {
 		if _, err := redis.NewLocker(s.Client(), &redis.LockerOptions{TTL: ttl}); err == nil {
 			t.Errorf("Locker with TTL %v succeeded, want an error", ttl)
@@ -278,13 +264,13 @@ func (p *proxy) cut() {
 // lost it before the lock expires, so it stops before another can take
 // the lock.
 func TestLockLostWhenCutOff(t *testing.T) {
-	opts, err := goredis.ParseURL(testURL(t))
+	opts, err := goredis.ParseURL(redistest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := newPrefix(t)
+	prefix := redistest.Prefix(t)
 	p := newProxy(t, opts.Addr)
-	u, _ := neturl.Parse(testURL(t))
+	u, _ := neturl.Parse(redistest.URL(t))
 	u.Host = p.addr()
 	var logs syncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -305,7 +291,7 @@ func TestLockLostWhenCutOff(t *testing.T) {
 	}
 	// The lock is still there: the holder learnt of the loss before
 	// another could take it.
-	if pttl, err := rawClient(t).PTTL(context.Background(), prefix+"lock:a").Result(); err != nil || pttl <= 0 {
+	if pttl, err := redistest.Client(t).PTTL(context.Background(), prefix+"lock:a").Result(); err != nil || pttl <= 0 {
 		t.Errorf("the lock's TTL when its holder learnt it lost it: %v, %v; want it not yet expired", pttl, err)
 	}
 	if cause := context.Cause(held); !errors.Is(cause, redis.ErrLockLost) {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -10,12 +10,12 @@ import (
 // The window and lifetime settings come from mombot.json, each overridden
 // by its environment variable.
 func TestWindowConfig(t *testing.T) {
-	c, err := loadConfig(writeConfig(t, `{"window": {"max_turns": 8, "low_turns": 4, "max_tokens": 20000, "low_tokens": 6000, "min_turns": 3}, "cache_ttl": "1h"}`))
+	c, err := Load(writeConfig(t, `{"window": {"max_turns": 8, "low_turns": 4, "max_tokens": 20000, "low_tokens": 6000, "min_turns": 3}, "cache_ttl": "1h"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"MOMBOT_WINDOW_LOW_TURNS": "5", "MOMBOT_CACHE_TTL": "5m"}
-	o, ttl, err := c.window(func(k string) string { return env[k] }, 10)
+	o, ttl, err := c.WindowOptions(func(k string) string { return env[k] }, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestWindowConfig(t *testing.T) {
 		t.Errorf("got %+v, %q; want %+v, \"5m\"", o, ttl, want)
 	}
 	// Nothing set means the defaults.
-	o, ttl, err = (&fileConfig{}).window(func(string) string { return "" }, 10)
+	o, ttl, err = (&File{}).WindowOptions(func(string) string { return "" }, 10)
 	if err != nil || o != (assistant.WindowOptions{}) || ttl != "" {
 		t.Errorf("empty: got %+v, %q, %v", o, ttl, err)
 	}
@@ -47,16 +47,16 @@ func TestWindowConfigErrors(t *testing.T) {
 		{`{}`, map[string]string{"MOMBOT_WINDOW_MAX_TOKENS": "lots"}, `MOMBOT_WINDOW_MAX_TOKENS: want a whole number, 0 for the default, got "lots"`},
 	}
 	for _, tt := range tests {
-		c, err := loadConfig(writeConfig(t, tt.file))
+		c, err := Load(writeConfig(t, tt.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = c.window(func(k string) string { return tt.env[k] }, 10)
+		_, _, err = c.WindowOptions(func(k string) string { return tt.env[k] }, 10)
 		if err == nil || err.Error() != tt.want || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s %v: got %v, want %s", tt.file, tt.env, err, tt.want)
 		}
 	}
-	if _, err := loadConfig(writeConfig(t, `{"window": {"high": 3}}`)); err == nil || !strings.Contains(err.Error(), `:1:13: unknown key "high"`) {
+	if _, err := Load(writeConfig(t, `{"window": {"high": 3}}`)); err == nil || !strings.Contains(err.Error(), `:1:13: unknown key "high"`) {
 		t.Errorf("unknown window key: %v", err)
 	}
 }

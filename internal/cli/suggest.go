@@ -1,15 +1,14 @@
-package main
+package cli
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
-// suggest returns the candidate closest to what was typed, when it is close
+// Suggest returns the candidate closest to what was typed, when it is close
 // enough to be a slip of the fingers (at most one edit per three letters,
-// and at least one), or "".
-func suggest(typed string, candidates []string) string {
+// and at least one), or "". Typed is compared in lower case.
+func Suggest(typed string, candidates []string) string {
 	typed = strings.ToLower(typed)
 	best, bestDist := "", -1
 	for _, c := range candidates {
@@ -25,9 +24,9 @@ func suggest(typed string, candidates []string) string {
 	return best
 }
 
-// didYouMean returns ` (did you mean "X"?)` for suggest's answer, or "".
-func didYouMean(typed string, candidates []string) string {
-	if s := suggest(typed, candidates); s != "" {
+// DidYouMean returns ` (did you mean "X"?)` for Suggest's answer, or "".
+func DidYouMean(typed string, candidates []string) string {
+	if s := Suggest(typed, candidates); s != "" {
 		return fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return ""
@@ -63,13 +62,10 @@ func editDistance(a, b string) int {
 	return prev[len(s)]
 }
 
-// commandNames returns the sub-commands' names, sorted.
-func commandNames() []string {
-	names := make([]string, 0, len(commands)+1)
-	for n := range commands {
-		names = append(names, n)
+// Plural writes n with the singular or plural noun: "1 turn", "2 turns".
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
 	}
-	names = append(names, "help")
-	slices.Sort(names)
-	return names
+	return fmt.Sprintf("%d %s", n, many)
 }

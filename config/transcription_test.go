@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"strings"
@@ -10,17 +10,11 @@ import (
 
 func TestTranscriptionConfig(t *testing.T) {
 	path := writeConfig(t, `{"transcription": {"url": "https://api.groq.com/openai/v1", "model": "whisper-large-v3-turbo", "max_duration": "90s"}}`)
-	c, err := loadConfig(path)
+	c, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{getenv: func(k string) string {
-		if k == transcriptionKeyEnv {
-			return " gsk_secret "
-		}
-		return ""
-	}}
-	tr, err := c.transcriber(e)
+	tr, err := c.Transcriber(" gsk_secret ")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,11 +23,11 @@ func TestTranscriptionConfig(t *testing.T) {
 		t.Errorf("transcriber %T, max duration %v", tr, client.MaxDuration())
 	}
 	// Without "transcription", voice notes are not set up: no transcriber.
-	none, err := loadConfig(writeConfig(t, `{}`))
+	none, err := Load(writeConfig(t, `{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr, err := none.transcriber(e); tr != nil || err != nil {
+	if tr, err := none.Transcriber(" gsk_secret "); tr != nil || err != nil {
 		t.Errorf("transcriber without configuration: %v, %v", tr, err)
 	}
 }
@@ -49,7 +43,7 @@ func TestTranscriptionConfigErrors(t *testing.T) {
 		`{"transcription": {"url": "https://api.openai.com/v1", "model": "m", "key": "sk-x"}}`:       `unknown key "key"`,
 	}
 	for body, want := range tests {
-		_, err := loadConfig(writeConfig(t, body))
+		_, err := Load(writeConfig(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", body, err, want)
 		} else if strings.Contains(err.Error(), "sk-x") {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"github.com/mombot/mombot/assistant"
 )
 
-// windowConfig is mombot.json's "window": the marks of the history sent
+// Window is mombot.json's "window": the marks of the history sent
 // with each message (assistant.WindowOptions). A zero or missing value
-// means the default; README's "Talking to the assistant" says why the
+// means the default; docs/prompt-cache.md says why the
 // defaults are what they are.
-type windowConfig struct {
+type Window struct {
 	MaxTurns  int `json:"max_turns"`
 	LowTurns  int `json:"low_turns"`
 	MaxTokens int `json:"max_tokens"`
@@ -20,10 +20,11 @@ type windowConfig struct {
 	MinTurns  int `json:"min_turns"`
 }
 
-// window returns the window options and cache lifetime policy of the file,
-// each overridden by its environment variable when set, checked against
-// a memory that keeps maxTurns turns. Every mistake is a one-line error.
-func (c *fileConfig) window(getenv func(string) string, maxTurns int) (assistant.WindowOptions, string, error) {
+// WindowOptions returns the window options and cache lifetime policy of
+// the file, each overridden by its environment variable (MOMBOT_WINDOW_*,
+// MOMBOT_CACHE_TTL, read with getenv) when set, checked against a memory
+// that keeps maxTurns turns. Every mistake is a one-line error.
+func (c *File) WindowOptions(getenv func(string) string, maxTurns int) (assistant.WindowOptions, string, error) {
 	o := assistant.WindowOptions{
 		MaxTurns: c.Window.MaxTurns, LowTurns: c.Window.LowTurns,
 		MaxTokens: c.Window.MaxTokens, LowTokens: c.Window.LowTokens,

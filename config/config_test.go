@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"os"
@@ -32,20 +32,20 @@ func TestLoadConfig(t *testing.T) {
   "fallback_model": "claude-haiku-4-5",
   "whatsapp": {"phone_number_id": "123", "max_age": "12h"}
 }`), 0o600)
-	c, err := loadConfig(path)
+	c, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if loc, _ := c.location(c.Family["+14155551234"].Timezone); loc.String() != "America/Los_Angeles" {
+	if loc, _ := c.Location(c.Family["+14155551234"].Timezone); loc.String() != "America/Los_Angeles" {
 		t.Errorf("Erin's zone = %v, want the family's", loc)
 	}
-	if loc, _ := c.location(c.Family["+14155555678"].Timezone); loc.String() != "Europe/Paris" {
+	if loc, _ := c.Location(c.Family["+14155555678"].Timezone); loc.String() != "Europe/Paris" {
 		t.Errorf("Jason's zone = %v", loc)
 	}
 	if d, err := c.requestTimeout(); err != nil || d != 45*time.Second || c.FallbackModel != "claude-haiku-4-5" {
 		t.Errorf("request timeout %v (%v), fallback %q", d, err, c.FallbackModel)
 	}
-	if p, err := c.systemPrompt(); err != nil || !strings.Contains(p, "Smith") {
+	if p, err := c.SystemPrompt(); err != nil || !strings.Contains(p, "Smith") {
 		t.Errorf("system prompt = %q, %v", p, err)
 	}
 }
@@ -73,14 +73,14 @@ func TestLoadConfigErrors(t *testing.T) {
 		`{"fallback": "claude-haiku-4-5"}`:                                              `unknown key "fallback"`,
 	}
 	for body, want := range tests {
-		_, err := loadConfig(writeConfig(t, body))
+		_, err := Load(writeConfig(t, body))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", body, err, want)
 		} else if strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: the error is not one line: %q", body, err)
 		}
 	}
-	if _, err := loadConfig(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.json")); err == nil {
 		t.Error("a named configuration file that is missing was accepted")
 	}
 }
@@ -102,12 +102,12 @@ func TestConfigErrorWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		path := writeConfig(t, tt.body)
-		_, err := loadConfig(path)
+		_, err := Load(path)
 		if err == nil || !strings.Contains(err.Error(), path+tt.want) {
 			t.Errorf("%q: err = %v, want %q", tt.body, err, path+tt.want)
 			continue
 		}
-		for _, goWord := range []string{"Go ", "fileConfig", "int", "unmarshal", "json:"} {
+		for _, goWord := range []string{"Go ", "File.", "int", "unmarshal", "json:"} {
 			if strings.Contains(strings.ReplaceAll(err.Error(), path, ""), goWord) {
 				t.Errorf("%q: err = %v says %q", tt.body, err, goWord)
 			}

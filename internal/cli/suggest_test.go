@@ -1,4 +1,4 @@
-package main
+package cli
 
 import "testing"
 
@@ -28,8 +28,22 @@ func TestSuggest(t *testing.T) {
 		{"aks", "ask"}, {"cht", "chat"}, {"xyz", ""}, {"deploy", ""}, {"s", ""},
 	}
 	for _, tt := range tests {
-		if got := suggest(tt.typed, cmds); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.typed, got, tt.want)
+		if got := Suggest(tt.typed, cmds); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+	if got, want := DidYouMean("sevre", cmds), ` (did you mean "serve"?)`; got != want {
+		t.Errorf("DidYouMean(sevre) = %q, want %q", got, want)
+	}
+	if got := DidYouMean("xyz", cmds); got != "" {
+		t.Errorf("DidYouMean(xyz) = %q, want nothing", got)
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 turns", 1: "1 turn", 2: "2 turns"} {
+		if got := Plural(n, "turn", "turns"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// decodeConfigError turns the JSON decoder's error about the configuration
+// decodeError turns the JSON decoder's error about the configuration
 // file into one a person can act on: the file, line and column, the key
 // as it is written in the file, and the kinds of value in JSON's words,
 // never Go's type names (mombot.json:4:17: max_tokens: want a number, got
 // a string). at is how far the decoder had read when it failed.
-func decodeConfigError(path string, data []byte, at int64, err error) error {
+func decodeError(path string, data []byte, at int64, err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {

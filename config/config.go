@@ -1,0 +1,254 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/phone"
+	"github.com/mombot/mombot/usage"
+	"github.com/mombot/mombot/whatsapp"
+)
+
+// File is the configuration file (--config, MOMBOT_CONFIG, default
+// mombot.json when it exists): the family and the settings that are not
+// secret.
+type File struct {
+	// Timezone is the family's time zone (an IANA name); people without
+	// their own use it. Empty means the machine's.
+	Timezone string `json:"timezone"`
+	// Family maps each phone number, in E.164 form once loaded, to its
+	// person. Only these numbers are answered on WhatsApp.
+	Family map[string]Person `json:"family"`
+
+	Model             string `json:"model"`
+	MaxTokens         int    `json:"max_tokens"`
+	MaxToolIterations int    `json:"max_tool_iterations"`
+	// FallbackModel is tried once for a message the model fails
+	// (overloaded, 5xx, timed out) or refuses; empty means none.
+	FallbackModel string `json:"fallback_model"`
+	// RequestTimeout bounds each attempt of an API call, as a duration
+	// ("30s"); empty means assistant.DefaultRequestTimeout.
+	RequestTimeout string `json:"request_timeout"`
+	// SystemPromptFile replaces the built-in system prompt; a relative
+	// path is relative to the configuration file.
+	SystemPromptFile string `json:"system_prompt_file"`
+
+	WhatsApp WhatsApp `json:"whatsapp"`
+	// Transcription is the speech-to-text endpoint for voice notes;
+	// nil means voice notes are not set up.
+	Transcription *Transcription `json:"transcription"`
+
+	// Window bounds the history sent with each message, and CacheTTL is
+	// the prompt cache lifetime policy (see File.Window).
+	Window   Window `json:"window"`
+	CacheTTL string `json:"cache_ttl"`
+
+	// Prices are what mombot usage estimates the cost with.
+	Prices *usage.PriceConfig `json:"prices"`
+
+	dir string // the configuration file's folder
+}
+
+// Person is a family member.
+type Person struct {
+	Name     string `json:"name"`
+	Timezone string `json:"timezone"`
+}
+
+// WhatsApp is "whatsapp": the Cloud API settings that are not secret.
+type WhatsApp struct {
+	PhoneNumberID string `json:"phone_number_id"`
+	GraphVersion  string `json:"graph_version"`
+	GraphURL      string `json:"graph_url"`
+	// MaxAge is how old an incoming message may be and still be
+	// answered, as a duration ("24h").
+	MaxAge string `json:"max_age"`
+}
+
+// DefaultPath is read when no configuration file is named, if it exists.
+const DefaultPath = "mombot.json"
+
+// Load reads and checks the configuration file at path. With path empty it
+// reads DefaultPath if there is one, and otherwise returns an empty
+// configuration. Every error is one line.
+func Load(path string) (*File, error) {
+	named := path != ""
+	if !named {
+		path = DefaultPath
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !named {
+		return &File{dir: "."}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var c File
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config %w", decodeError(path, data, dec.InputOffset(), err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("config %s: more after the configuration's closing }", position(path, data, dec.InputOffset()))
+	}
+	c.dir = filepath.Dir(path)
+	if _, err := c.Location(c.Timezone); err != nil {
+		return nil, fmt.Errorf("config %s: timezone: %w", path, err)
+	}
+	// Numbers are kept the way WhatsApp reports senders, "+" and digits,
+	// so "+1 (415) 555-1234" in the file matches the sender 14155551234.
+	family := make(map[string]Person, len(c.Family))
+	for number, p := range c.Family {
+		norm, err := phone.International(number)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: family: %q is not a phone number in international form, like +14155551234: %v", path, phone.Mask(number), err)
+		}
+		if _, dup := family[norm]; dup {
+			return nil, fmt.Errorf("config %s: family: %s is listed twice", path, phone.Mask(norm))
+		}
+		family[norm] = p
+		if p.Name == "" {
+			return nil, fmt.Errorf("config %s: family member %s has no name", path, phone.Mask(number))
+		}
+		if _, err := c.Location(p.Timezone); err != nil {
+			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", path, p.Name, err)
+		}
+	}
+	c.Family = family
+	if _, err := c.requestTimeout(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if c.Transcription != nil {
+		if _, err := c.Transcription.options(); err != nil {
+			return nil, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if _, err := c.maxAge(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	if _, err := c.Prices.Resolve(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// positive reads the duration s of the key named key, which must be
+// positive: zero would mean the default to the code that takes it, so "0"
+// would quietly mean something else; the mistake is made visible. Empty
+// means the default, 0. example is a valid value for the error.
+func positive(key, s, example string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s must be a positive duration such as %q, got %q", key, example, s)
+	}
+	return d, nil
+}
+
+// requestTimeout returns request_timeout, or 0 for the default.
+func (c *File) requestTimeout() (time.Duration, error) {
+	return positive("request_timeout", c.RequestTimeout, "30s")
+}
+
+// maxAge returns whatsapp.max_age, or 0 for the default.
+func (c *File) maxAge() (time.Duration, error) {
+	return positive("whatsapp.max_age", c.WhatsApp.MaxAge, "24h")
+}
+
+// Location returns the zone named tz; empty means the family's, or the
+// machine's.
+func (c *File) Location(tz string) (*time.Location, error) {
+	if tz == "" {
+		tz = c.Timezone
+	}
+	if tz == "" {
+		return time.Local, nil
+	}
+	return time.LoadLocation(tz)
+}
+
+// SystemPrompt returns the system prompt file's text, or "" for the
+// built-in one.
+func (c *File) SystemPrompt() (string, error) {
+	if c.SystemPromptFile == "" {
+		return "", nil
+	}
+	path := c.SystemPromptFile
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(c.dir, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("config: system prompt: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return "", fmt.Errorf("config: system prompt file %s is empty", path)
+	}
+	return string(data), nil
+}
+
+// Names maps each family member's phone number to their name.
+func (c *File) Names() map[string]string {
+	names := make(map[string]string, len(c.Family))
+	for number, p := range c.Family {
+		names[number] = p.Name
+	}
+	return names
+}
+
+// AssistantOptions returns the assistant's options that the file sets:
+// the model and its limits, the request timeout, the system prompt, and
+// the family with their time zones. The window, the transcriber, the
+// tools and the logger are the caller's to add.
+func (c *File) AssistantOptions() (assistant.Options, error) {
+	o := assistant.Options{
+		Model: c.Model, MaxTokens: c.MaxTokens, MaxToolIterations: c.MaxToolIterations,
+		FallbackModel: c.FallbackModel, Family: map[string]assistant.Person{},
+	}
+	var err error
+	if o.RequestTimeout, err = c.requestTimeout(); err != nil {
+		return o, err
+	}
+	if o.SystemPrompt, err = c.SystemPrompt(); err != nil {
+		return o, err
+	}
+	if o.Location, err = c.Location(""); err != nil {
+		return o, err
+	}
+	for number, p := range c.Family {
+		loc, err := c.Location(p.Timezone)
+		if err != nil {
+			return o, err
+		}
+		o.Family[number] = assistant.Person{Name: p.Name, Location: loc}
+	}
+	return o, nil
+}
+
+// WhatsAppConfig returns the Cloud API settings the file sets: the business
+// number's id, the Graph API's version and URL, the age past which a
+// message is not answered, and the family allowed to talk to the
+// assistant. The secrets are the caller's to add.
+func (c *File) WhatsAppConfig() whatsapp.Config {
+	maxAge, _ := c.maxAge() // checked by Load
+	return whatsapp.Config{
+		PhoneNumberID: c.WhatsApp.PhoneNumberID,
+		BaseURL:       c.WhatsApp.GraphURL,
+		APIVersion:    c.WhatsApp.GraphVersion,
+		MaxAge:        maxAge,
+		Family:        c.Names(),
+	}
+}

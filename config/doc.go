@@ -1,0 +1,19 @@
+// Package config reads mombot's configuration file (mombot.json): the
+// family and the settings that are not secret. Secrets come from the
+// environment only, which the command reads and passes on (the
+// transcription key to File.Transcriber); the window's MOMBOT_WINDOW_*
+// overrides are read through the getenv the command gives
+// File.WindowOptions.
+//
+// [Load] checks the whole file at start, so a mistake stops the command
+// with one line that names the file, the line and column, and the key as
+// the file writes it, in JSON's words rather than Go's
+// ("mombot.json:4:17: max_tokens: want a whole number, got a string").
+// Family numbers are read with [phone.International]: a number without its
+// country code is an error, not a number that never matches.
+//
+// A [File] then gives each package its options: [File.AssistantOptions]
+// and [File.WindowOptions] for package assistant, [File.Transcriber] for voice
+// notes, [File.WhatsAppConfig] for the Cloud API and Prices for package usage.
+// docs/configuration.md lists every key.
+package config

@@ -1,0 +1,182 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// closedDB makes a database at a new path with setup, which must close
+// it, so that no -wal or -shm is left.
+func closedDB(t *testing.T, setup func(ctx context.Context, path string)) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mombot.db")
+	setup(context.Background(), path)
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Fatalf("setup left %s%s open", path, suffix)
+		}
+	}
+	return path
+}
+
+// fileState is the size and modification time of each file in path's
+// folder.
+func fileState(t *testing.T, path string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = fmt.Sprintf("%d bytes, modified %s", fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
+	}
+	return out
+}
+
+// TestReadOnlySchemas: a read-only store runs no migration. A database of
+// an older schema is refused with ErrSchemaTooOld and words that say what
+// upgrades it, one of a newer schema with ErrSchemaTooNew, one without
+// mombot's tables with ErrSchemaTooOld; each is left as it was.
+func TestReadOnlySchemas(t *testing.T) {
+	withVersion := func(v int) func(ctx context.Context, path string) {
+		return func(ctx context.Context, path string) {
+			db := rawOpen(t, path)
+			if err := migrate(ctx, db, migrations[:min(v, len(migrations))]); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`UPDATE schema_version SET version = ?`, v); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}
+	}
+	for _, tt := range []struct {
+		name  string
+		setup func(ctx context.Context, path string)
+		want  error
+		words []string
+	}{
+		{"version 1", withVersion(1), ErrSchemaTooOld, []string{"written by an older mombot (schema version 1; this one reads 5)", "mombot serve", "upgrades it"}},
+		{"version 4", withVersion(4), ErrSchemaTooOld, []string{"written by an older mombot (schema version 4; this one reads 5)"}},
+		{"version 99", withVersion(99), ErrSchemaTooNew, []string{"written by a newer mombot (schema version 99; this one knows up to 5)"}},
+		{"another program's", func(ctx context.Context, path string) {
+			db := rawOpen(t, path)
+			if _, err := db.Exec(`CREATE TABLE notes (text TEXT)`); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}, ErrSchemaTooOld, []string{"has no mombot tables"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := closedDB(t, tt.setup)
+			before := fileState(t, path)
+			s, err := Open(path, &Options{ReadOnly: true})
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Open(ReadOnly): %v, want %v", err, tt.want)
+			}
+			for _, w := range tt.words {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Open(ReadOnly): %q does not say %q", err, w)
+				}
+			}
+			after := fileState(t, path)
+			if !maps.Equal(after, before) {
+				t.Errorf("Open(ReadOnly) changed the files: %v, was %v", after, before)
+			}
+		})
+	}
+
+	// The writing Open upgrades what the read-only one refused.
+	path := closedDB(t, withVersion(3))
+	if s, err := Open(path, &Options{ReadOnly: true}); !errors.Is(err, ErrSchemaTooOld) {
+		t.Fatalf("Open(ReadOnly) of version 3: %v", err)
+	} else if s != nil {
+		s.Close()
+	}
+	if got := schemaVersion(t, rawOpen(t, path)); got != 3 {
+		t.Fatalf("the read-only Open left schema version %d, want 3", got)
+	}
+	w, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	s, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open(ReadOnly) after the upgrade: %v", err)
+	}
+	s.Close()
+}
+
+// TestReadOnlyReadsAgainAfterAChange: a read of a database with no -wal
+// takes no locks, so when a writer starts and commits while it reads, its
+// result is not used: it reads again, through the writer's -wal, and sees
+// the commit.
+func TestReadOnlyReadsAgainAfterAChange(t *testing.T) {
+	ctx := context.Background()
+	path := closedDB(t, func(ctx context.Context, path string) {
+		s, err := Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	})
+	r, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	var writer *Store
+	defer func() {
+		if writer != nil {
+			writer.Close()
+		}
+	}()
+	var attempts []bool
+	testHookRead = func(live bool) {
+		attempts = append(attempts, live)
+		if writer != nil {
+			return
+		}
+		if writer, err = Open(path, nil); err != nil {
+			t.Error(err)
+			return
+		}
+		mem, _ := conversation.New(writer, nil)
+		if err := mem.SaveTurn(ctx, "+14155551234", []conversation.Message{
+			conversation.UserText("hi"), conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("hello")),
+		}); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { testHookRead = nil }()
+
+	sums, err := r.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sums) != 1 {
+		t.Fatalf("List = %+v, want the conversation the writer saved during the read", sums)
+	}
+	if len(attempts) != 2 || attempts[0] || !attempts[1] {
+		t.Fatalf("attempts (true: through the -wal) = %v, want [false true]", attempts)
+	}
+}

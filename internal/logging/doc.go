@@ -1,0 +1,14 @@
+// Package logging builds mombot's process logger: a [log/slog] logger on
+// stderr whose level and format come from the command's settings.
+//
+// The format is text (slog's key=value lines) or JSON (one object a line,
+// with time, level and msg). Its zero value, [Auto], chooses by where the
+// lines go: text when the writer is a terminal, for a person reading them,
+// and JSON otherwise (a container's log, a pipe, a service manager's
+// journal), for a machine to parse. [ParseLevel] and [ParseFormat] read
+// the settings' words and refuse the others with one-line errors.
+//
+// The package holds no secrets and masks nothing: callers log secrets as
+// set/unset and phone numbers masked (package phone) before a record gets
+// here.
+package logging

@@ -1,0 +1,132 @@
+package logging
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"golang.org/x/term"
+)
+
+// Format is how log records are written.
+type Format int
+
+const (
+	// Auto writes text to a terminal and JSON anywhere else. It is the
+	// zero value.
+	Auto Format = iota
+	// Text writes slog's key=value lines.
+	Text
+	// JSON writes one JSON object a line.
+	JSON
+)
+
+// String returns the word ParseFormat reads: "auto", "text" or "json".
+func (f Format) String() string {
+	switch f {
+	case Auto:
+		return "auto"
+	case Text:
+		return "text"
+	case JSON:
+		return "json"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ErrUnknownLevel is wrapped by ParseLevel's error for a word that names no
+// level.
+var ErrUnknownLevel = errors.New("not a level")
+
+// ErrUnknownFormat is wrapped by ParseFormat's error for a word that names
+// no format.
+var ErrUnknownFormat = errors.New("not a format")
+
+// ParseLevel reads a level: debug, info, warn (or warning) or error, in any
+// case and with spaces around it. Any other word, the empty one included,
+// is an error wrapping ErrUnknownLevel that names the choices on one line.
+func ParseLevel(s string) (slog.Level, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	default:
+		return 0, fmt.Errorf("%q: %w; use debug, info, warn or error", clip(v), ErrUnknownLevel)
+	}
+}
+
+// ParseFormat reads a format: text or json in any case, and the empty
+// string (or auto) as Auto. Any other word is an error wrapping
+// ErrUnknownFormat that names the choices on one line.
+func ParseFormat(s string) (Format, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return Auto, nil
+	case "text":
+		return Text, nil
+	case "json":
+		return JSON, nil
+	default:
+		return Auto, fmt.Errorf("%q: %w; use text or json", clip(v), ErrUnknownFormat)
+	}
+}
+
+// clip shortens a mistaken value so that the error stays one short line
+// (and a secret pasted into the wrong variable is not printed whole).
+func clip(s string) string {
+	if r := []rune(s); len(r) > 20 {
+		return string(r[:20]) + "..."
+	}
+	return s
+}
+
+// Options are a logger's settings. The zero value is the defaults: info,
+// in the Auto format.
+type Options struct {
+	// Level is the lowest level written; nil means slog.LevelInfo.
+	Level slog.Leveler
+	// Format is how records are written; Auto decides by the writer.
+	Format Format
+}
+
+// New returns a logger writing to w with the options (nil means the
+// defaults). The logger is safe for concurrent use, as slog's handlers
+// are; w must be too, or be written by this logger only.
+func New(w io.Writer, opts *Options) *slog.Logger {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	ho := &slog.HandlerOptions{Level: o.Level}
+	if ResolveFormat(o.Format, w) == JSON {
+		return slog.New(slog.NewJSONHandler(w, ho))
+	}
+	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// ResolveFormat returns the format records written to w get: f itself,
+// or for Auto, Text when w is a terminal and JSON otherwise.
+func ResolveFormat(f Format, w io.Writer) Format {
+	if f != Auto {
+		return f
+	}
+	if IsTerminal(w) {
+		return Text
+	}
+	return JSON
+}
+
+// IsTerminal reports whether w is a terminal: an *os.File (or anything
+// with a file descriptor) open on a tty. A buffer, a pipe or a regular
+// file is not.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,104 @@
+package usage
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mombot/mombot/conversation"
+)
+
+// Prices are what the API charges, in US dollars per million tokens, by
+// kind of token.
+type Prices struct {
+	Input        float64 `json:"input"`
+	CacheWrite5m float64 `json:"cache_write_5m"`
+	CacheWrite1h float64 `json:"cache_write_1h"`
+	CacheRead    float64 `json:"cache_read"`
+	Output       float64 `json:"output"`
+}
+
+// Prompt-cache prices relative to the input price, for every model: a
+// 5-minute write costs 1.25x, a 1-hour write 2x, a read 0.1x
+// (https://platform.claude.com/docs/en/about-claude/pricing, "Prompt
+// caching"). They apply when mombot.json sets an input price and not the
+// cache's.
+const (
+	cacheWrite5mFactor = 1.25
+	cacheWrite1hFactor = 2
+	cacheReadFactor    = 0.1
+)
+
+// DefaultPrices are the list prices of assistant.DefaultModel, Claude
+// Sonnet 5.5: $2 input, $2.50 5-minute cache write, $4 1-hour cache write,
+// $0.20 cache read and $10 output per million tokens
+// (https://platform.claude.com/docs/en/models/sonnet-5-5/overview,
+// "Pricing"; the same as the model pricing table of
+// https://platform.claude.com/docs/en/about-claude/pricing).
+var DefaultPrices = Prices{Input: 2, CacheWrite5m: 2.5, CacheWrite1h: 4, CacheRead: 0.2, Output: 10}
+
+// DefaultPricesModel is the model DefaultPrices are for:
+// assistant.DefaultModel, as a test checks.
+const DefaultPricesModel = "claude-sonnet-5-5"
+
+// PriceConfig is "prices" in mombot.json; each is US dollars per million
+// tokens, and an absent one takes its default. Without the cache prices, an
+// input price sets them too, by the API's factors. A nil *PriceConfig
+// means the defaults.
+type PriceConfig struct {
+	Input        *float64 `json:"input"`
+	CacheWrite5m *float64 `json:"cache_write_5m"`
+	CacheWrite1h *float64 `json:"cache_write_1h"`
+	CacheRead    *float64 `json:"cache_read"`
+	Output       *float64 `json:"output"`
+}
+
+// Set reports whether any price is configured.
+func (c *PriceConfig) Set() bool {
+	return c != nil && (c.Input != nil || c.CacheWrite5m != nil || c.CacheWrite1h != nil || c.CacheRead != nil || c.Output != nil)
+}
+
+// Resolve returns the prices in force: the defaults, with what c sets. A
+// negative, infinite or NaN price is an error that names its key.
+func (c *PriceConfig) Resolve() (Prices, error) {
+	p := DefaultPrices
+	if c == nil {
+		return p, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"input", c.Input}, {"cache_write_5m", c.CacheWrite5m}, {"cache_write_1h", c.CacheWrite1h}, {"cache_read", c.CacheRead}, {"output", c.Output}} {
+		if f.v != nil && (*f.v < 0 || math.IsInf(*f.v, 0) || math.IsNaN(*f.v)) {
+			return Prices{}, fmt.Errorf("prices.%s must be a price in US dollars per million tokens, at least 0, got %v", f.name, *f.v)
+		}
+	}
+	if c.Input != nil {
+		in := *c.Input
+		p = Prices{Input: in, CacheWrite5m: in * cacheWrite5mFactor, CacheWrite1h: in * cacheWrite1hFactor, CacheRead: in * cacheReadFactor, Output: p.Output}
+	}
+	for _, f := range []struct {
+		dst *float64
+		v   *float64
+	}{{&p.CacheWrite5m, c.CacheWrite5m}, {&p.CacheWrite1h, c.CacheWrite1h}, {&p.CacheRead, c.CacheRead}, {&p.Output, c.Output}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	return p, nil
+}
+
+// Cost returns the estimated cost of u at p, in US dollars.
+func (p Prices) Cost(u conversation.Usage) float64 {
+	return (float64(u.InputTokens)*p.Input + float64(u.CacheWrite5mTokens)*p.CacheWrite5m +
+		float64(u.CacheWrite1hTokens)*p.CacheWrite1h + float64(u.CacheReadTokens)*p.CacheRead +
+		float64(u.OutputTokens)*p.Output) / 1e6
+}
+
+// readShare is the share of the prompt tokens read from the cache, or -1
+// when there were none.
+func readShare(u conversation.Usage) float64 {
+	if u.PromptTokens() == 0 {
+		return -1
+	}
+	return float64(u.CacheReadTokens) / float64(u.PromptTokens())
+}
