@@ -14,8 +14,16 @@
 // tool_use ids (tool_ids): a load splits a row whose checksum matches
 // without decoding or validating it again, since it was validated as it was
 // saved, and validates any other (rows from before the column, or edited by
-// hand); a save checks that a new turn reuses no tool id of the turns it
-// joins from tool_ids, without reading the turns.
+// hand). A conversation's row keeps its turn index (turn_ids): the seq and
+// tool_use ids of each stored turn, and the last activity it was written
+// with. A save reads that row and the number, first and last seq of the
+// turn rows from the primary key's index; while they match, it checks that
+// the new turn reuses no tool id of the turns it joins, and finds the row
+// that the cap drops, without reading the turns, so it reads and writes the
+// conversation's row and one turn row. When they do not (a database from
+// before the index, rows added or deleted by hand, a save by a process of
+// an older version that still has the file open) the save reads the turns'
+// tool_ids and writes the index anew.
 //
 // The database runs in WAL mode with a busy timeout, so readers never wait
 // for a writer, and several processes may share one file: writers queue on

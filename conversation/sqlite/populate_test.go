@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +13,8 @@ import (
 // populate writes phones conversations of turns text turns each, last active
 // at last, straight into the tables in one transaction: far faster than as
 // many Appends, each of which is a durable commit. The rows are as Append
-// writes them, checksum and tool ids included, so loads take the path of
-// turns this version saved.
+// writes them, checksum, tool ids and turn index included, so loads and
+// saves take the path of turns this version saved.
 func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 	tb.Helper()
 	tx, err := db.Begin()
@@ -21,7 +22,7 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 		tb.Fatal(err)
 	}
 	defer tx.Rollback()
-	conv, err := tx.Prepare(`INSERT INTO conversations (phone, last_active) VALUES (?, ?)`)
+	conv, err := tx.Prepare(`INSERT INTO conversations (phone, last_active, turn_ids) VALUES (?, ?, ?)`)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -34,9 +35,12 @@ func populate(tb testing.TB, db *sql.DB, phones, turns int, last time.Time) {
 		data[i] = turnJSON(tb, fmt.Sprintf("question %d: what should we cook tonight?", i),
 			fmt.Sprintf("answer %d: lemon chicken with rice takes about 30 minutes.", i))
 	}
+	// The turn index: the newest seq and the last activity, then an empty
+	// line of ids a turn.
+	index := fmt.Sprintf("%d %d\n", turns, last.UnixNano()) + strings.Repeat("\n", turns)
 	for p := range phones {
 		phone := benchPhone(p)
-		if _, err := conv.Exec(phone, last.UnixNano()); err != nil {
+		if _, err := conv.Exec(phone, last.UnixNano(), index); err != nil {
 			tb.Fatal(err)
 		}
 		for i, d := range data {

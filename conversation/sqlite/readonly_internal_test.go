@@ -70,9 +70,9 @@ func TestReadOnlySchemas(t *testing.T) {
 		want  error
 		words []string
 	}{
-		{"version 1", withVersion(1), ErrSchemaTooOld, []string{"written by an older mombot (schema version 1; this one reads 5)", "mombot serve", "upgrades it"}},
-		{"version 4", withVersion(4), ErrSchemaTooOld, []string{"written by an older mombot (schema version 4; this one reads 5)"}},
-		{"version 99", withVersion(99), ErrSchemaTooNew, []string{"written by a newer mombot (schema version 99; this one knows up to 5)"}},
+		{"version 1", withVersion(1), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 1; this one reads %d)", len(migrations)), "mombot serve", "upgrades it"}},
+		{"version 4", withVersion(4), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 4; this one reads %d)", len(migrations))}},
+		{"version 99", withVersion(99), ErrSchemaTooNew, []string{fmt.Sprintf("written by a newer mombot (schema version 99; this one knows up to %d)", len(migrations))}},
 		{"another program's", func(ctx context.Context, path string) {
 			db := rawOpen(t, path)
 			if _, err := db.Exec(`CREATE TABLE notes (text TEXT)`); err != nil {

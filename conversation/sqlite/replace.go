@@ -14,7 +14,7 @@ var _ conversation.Replacer = (*Store)(nil)
 
 // Replace implements [conversation.Replacer] in one BEGIN IMMEDIATE
 // transaction: it reads the stored last activity, and unless that is newer
-// deletes the conversation's rows and writes c's.
+// deletes the conversation's rows and writes c's, with their turn index.
 func (s *Store) Replace(ctx context.Context, c conversation.Conversation, _ time.Duration) (bool, error) {
 	if err := s.writable(); err != nil {
 		return false, fmt.Errorf("sqlite: replace: %w", err)
@@ -62,7 +62,11 @@ func (s *Store) replace(ctx context.Context, phone string, last int64, turns []r
 	if _, err := tx.ExecContext(ctx, queryDelete, phone); err != nil {
 		return false, err
 	}
-	if _, err := tx.ExecContext(ctx, queryInsertConv, phone, last); err != nil {
+	idx := make(turnIndex, len(turns))
+	for i, t := range turns {
+		idx[i] = entry(int64(i+1), t.own)
+	}
+	if _, err := tx.ExecContext(ctx, queryInsertConv, phone, last, idx.text(last)); err != nil {
 		return false, err
 	}
 	for i, t := range turns {

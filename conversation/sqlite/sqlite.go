@@ -129,8 +129,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	}
 
 	s := &Store{path: path, db: db, log: o.Logger, prepared: map[string]*sql.Stmt{}, write: make(chan struct{}, 1)}
-	for _, q := range []string{queryLoad, queryLastActive, queryInsertConv, queryDeleteTurns,
-		queryTouchConv, queryInsertTurn, queryRecycleTurn, queryCapTurns, queryToolIDs} {
+	for _, q := range preparedQueries {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
 			s.Close()

@@ -124,10 +124,14 @@ func newRow(turn conversation.Turn, trusted bool) (row, error) {
 	return r, nil
 }
 
-// Append implements [conversation.Store] in one BEGIN IMMEDIATE transaction
-// that checks the turn's tool_use ids against the kept turns' tool_ids,
-// writes the new turn's row, and deletes the rows of an expired
-// conversation or of turns beyond lim.MaxTurns.
+// Append implements [conversation.Store] in one BEGIN IMMEDIATE
+// transaction. It reads the conversation's row, whose turn index (see
+// turnIndex) holds the seq and tool_use ids of every stored turn, checks
+// the turn's ids against those of the turns that stay, writes the turn
+// (over the row of the oldest turn when the cap drops it, as a new row
+// otherwise) and the conversation's last activity and index. An expired
+// conversation's turns are deleted first. When the index is missing or
+// does not match the rows, the turns are read instead (see appendSlow).
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
 	if err := s.writable(); err != nil {
 		return fmt.Errorf("sqlite: append: %w", err)
@@ -153,55 +157,207 @@ func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, 
 	}
 	defer tx.Rollback()
 
-	var last int64
-	goesOn := false // the conversation has turns that may stay
-	err = s.stmt(ctx, tx, queryLastActive).QueryRowContext(ctx, phone).Scan(&last)
+	var last sql.NullInt64
+	var stored sql.NullString
+	var rows rowSeqs
+	err = s.stmt(ctx, tx, querySaveState).QueryRowContext(ctx, phone).Scan(&last, &stored, &rows.n, &rows.lo, &rows.hi)
+	if err == nil && !last.Valid {
+		err = sql.ErrNoRows // no conversation: the aggregate's row is empty
+	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano())
-	case err != nil:
-		return err
-	default:
-		// conversation.AppendTurn's rule: a save into an expired
-		// conversation starts a new one.
-		if conversation.Expired(time.Unix(0, last), now, lim.Timeout) {
-			if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
-				return err
-			}
-		} else if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
+		// The conversation's row goes first, for the turn's foreign key.
+		idx := turnIndex{entry(1, r.own)}
+		if _, err := s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano(), idx.text(now.UnixNano())); err != nil {
 			return err
-		} else {
-			goesOn = true
 		}
-		_, err = s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano())
-	}
-	if err != nil {
-		return err
-	}
-
-	// A full conversation's oldest row that the cap drops becomes the
-	// new turn; otherwise the turn is a new row.
-	recycled := int64(0)
-	if goesOn && lim.MaxTurns > 0 {
-		res, err := s.stmt(ctx, tx, queryRecycleTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids, lim.MaxTurns-1)
+		seq, err := s.insertTurn(ctx, tx, phone, r)
 		if err != nil {
 			return err
 		}
-		if recycled, err = res.RowsAffected(); err != nil {
+		if seq != 1 {
+			// Turns without a conversation, left by a hand edit with
+			// foreign keys off: the next save reads them.
+			if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), nil); err != nil {
+				return err
+			}
+		}
+		return tx.Commit()
+	case err != nil:
+		return err
+	}
+
+	var idx turnIndex
+	switch {
+	case conversation.Expired(time.Unix(0, last.Int64), now, lim.Timeout):
+		// conversation.AppendTurn's rule: a save into an expired
+		// conversation starts a new one.
+		if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
+			return err
+		}
+		seq, err := s.insertTurn(ctx, tx, phone, r)
+		if err != nil {
+			return err
+		}
+		idx = turnIndex{entry(seq, r.own)}
+	default:
+		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, last.Int64, rows, lim)
+		if errors.Is(err, errStaleIndex) {
+			idx, err = s.appendSlow(ctx, tx, phone, r, lim)
+		}
+		if err != nil {
 			return err
 		}
 	}
+	var text any // NULL: the rows' seqs do not follow each other
+	if idx.consecutive() {
+		text = idx.text(now.UnixNano())
+	}
+	if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), text); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// rowSeqs is what querySaveState reads of a conversation's turn rows: how
+// many, and their lowest and highest seqs (NULL without rows).
+type rowSeqs struct {
+	n      int64
+	lo, hi sql.NullInt64
+}
+
+// errStaleIndex is appendCurrent's answer when the conversation's turn
+// index is missing or does not describe its rows.
+var errStaleIndex = errors.New("turn index out of date")
+
+// appendCurrent adds r to a conversation that goes on, last active at
+// last, whose turn index is stored (the turn_ids column) and whose turn
+// rows are rows, and returns the new index. It changes nothing and returns
+// errStaleIndex unless the index parses, was written with last, and lists
+// exactly those rows.
+func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, last int64, rows rowSeqs, lim conversation.Limits) (turnIndex, error) {
+	if !stored.Valid {
+		return nil, errStaleIndex
+	}
+	idx, stamp, err := parseTurnIndex(stored.String)
+	if err != nil || stamp != last || !idx.matches(rows.n, rows.lo.Int64, rows.hi.Int64) {
+		return nil, errStaleIndex
+	}
+	// What stays next to the new turn: conversation.KeptTurns (the
+	// conversation goes on, so the newest lim.MaxTurns-1, or all).
+	keep := len(idx)
+	if lim.MaxTurns > 0 {
+		keep = min(keep, lim.MaxTurns-1)
+	}
+	kept, dropped := idx[len(idx)-keep:], idx[:len(idx)-keep]
+	if len(r.own) > 0 {
+		var inUse []string
+		for _, e := range kept {
+			if inUse, err = e.toolIDs(inUse); err != nil {
+				return nil, err
+			}
+		}
+		if err := conversation.CheckToolIDs(r.own, inUse); err != nil {
+			return nil, err
+		}
+	}
+	seq := int64(1)
+	if len(idx) > 0 {
+		seq = idx[len(idx)-1].seq + 1
+	}
+	if len(dropped) == 0 {
+		_, err = s.stmt(ctx, tx, queryInsertTurnAt).ExecContext(ctx, phone, seq, r.json, r.sum, r.ids)
+	} else {
+		// The newest turn that the cap drops becomes the new turn, in
+		// place (see queryRecycleTurn); any older go (a cap lowered
+		// since they were saved).
+		recycle := dropped[len(dropped)-1].seq
+		var res sql.Result
+		if res, err = s.stmt(ctx, tx, queryMoveTurn).ExecContext(ctx, phone, seq, r.json, r.sum, r.ids, recycle); err == nil {
+			if n, _ := res.RowsAffected(); n != 1 {
+				err = fmt.Errorf("recycled %d rows of seq %d, want 1", n, recycle)
+			}
+		}
+		if err == nil && len(dropped) > 1 {
+			_, err = s.stmt(ctx, tx, queryDeleteTurnsBefore).ExecContext(ctx, phone, recycle)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(kept[:len(kept):len(kept)], entry(seq, r.own)), nil
+}
+
+// appendSlow adds r to a conversation that goes on, reading its turns:
+// their tool_ids (or json, in rows from before that column) for the check
+// of r's ids, and the turn index written anew from them once r is in.
+func (s *Store) appendSlow(ctx context.Context, tx *sql.Tx, phone string, r row, lim conversation.Limits) (turnIndex, error) {
+	if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
+		return nil, err
+	}
+	// A full conversation's oldest row that the cap drops becomes the
+	// new turn; otherwise the turn is a new row.
+	recycled := int64(0)
+	if lim.MaxTurns > 0 {
+		res, err := s.stmt(ctx, tx, queryRecycleTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids, lim.MaxTurns-1)
+		if err != nil {
+			return nil, err
+		}
+		if recycled, err = res.RowsAffected(); err != nil {
+			return nil, err
+		}
+	}
 	if recycled == 0 {
-		if _, err := s.stmt(ctx, tx, queryInsertTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids); err != nil {
-			return err
+		if _, err := s.insertTurn(ctx, tx, phone, r); err != nil {
+			return nil, err
 		}
 	}
 	if lim.MaxTurns > 0 {
 		if _, err := s.stmt(ctx, tx, queryCapTurns).ExecContext(ctx, phone, lim.MaxTurns-1); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return tx.Commit()
+	return readTurnIndex(ctx, tx.StmtContext(ctx, s.prepared[queryTurnIndex]), phone)
+}
+
+// insertTurn adds r after the phone's last turn and returns its seq.
+func (s *Store) insertTurn(ctx context.Context, tx *sql.Tx, phone string, r row) (int64, error) {
+	var seq int64
+	err := s.stmt(ctx, tx, queryInsertTurn).QueryRowContext(ctx, phone, r.json, r.sum, r.ids).Scan(&seq)
+	return seq, err
+}
+
+// readTurnIndex builds phone's turn index from its turn rows (queryTurnIndex).
+// A row from before the tool_ids column has its json decoded; one that does
+// not decode holds no ids (a load drops it).
+func readTurnIndex(ctx context.Context, turnIndexStmt *sql.Stmt, phone string) (turnIndex, error) {
+	rows, err := turnIndexStmt.QueryContext(ctx, phone)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var idx turnIndex
+	for rows.Next() {
+		var seq int64
+		var stored sql.NullString
+		var data []byte
+		if err := rows.Scan(&seq, &stored, &data); err != nil {
+			return nil, err
+		}
+		var ids []string
+		if stored.Valid {
+			if err := json.Unmarshal([]byte(stored.String), &ids); err != nil {
+				return nil, fmt.Errorf("tool_ids: %w", err)
+			}
+		} else {
+			var t conversation.Turn
+			if json.Unmarshal(data, &t) == nil {
+				ids = t.ToolUseIDs()
+			}
+		}
+		idx = append(idx, entry(seq, ids))
+	}
+	return idx, rows.Err()
 }
 
 // checkToolIDs refuses ids that a turn staying next to the new one holds
