@@ -58,7 +58,7 @@ func (c *assistantConfig) checkFrom() error {
 	}
 	norm, err := phone.Normalize(c.from)
 	if err != nil {
-		return usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
+		return cli.Usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
 	}
 	c.from = norm
 	return nil
@@ -151,7 +151,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	in := assistant.Inbound{From: cfg.from, Text: strings.Join(words, " ")}
 	if strings.TrimSpace(in.Text) == "" && *imagePath == "" && *docPath == "" && *voicePath == "" {
-		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
+		return cli.Usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
 	}
 	if err := in.ReadFiles(assistant.Files{Image: *imagePath, Document: *docPath, Voice: *voicePath}); err != nil {
 		return fmt.Errorf("ask: %w", err)

@@ -70,9 +70,6 @@ var commands = map[string]command{
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
 
-// usagef is cli.Usagef: a mistake on the command line, exit status 2.
-func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
-
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 2 && args[1] == "--version" {
@@ -81,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if len(args) < 2 || args[1] == "-h" || args[1] == "-help" || args[1] == "--help" {
 		printUsage(stdout)
 		if len(args) < 2 {
-			return usagef("no command given")
+			return cli.Usagef("no command given")
 		}
 		return nil
 	}
@@ -97,7 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
+		return cli.Usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
 	}
 	var err error
 	if e.log, err = processLogger(stderr, getenv, name); err != nil {
@@ -124,6 +121,3 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
-
-// parseFlags is cli.Parse with the command's stderr.
-func parseFlags(fs *flag.FlagSet, e *env, args []string) error { return cli.Parse(fs, e.stderr, args) }

@@ -54,11 +54,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
 	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
-	if err := parseFlags(fs, e, args); err != nil {
+	if err := cli.Parse(fs, e.stderr, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		return cli.Usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 
 	fc, err := config.Load(cfg.configPath)
@@ -76,7 +76,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var m *metrics.Metrics
 	if *metricsListen != "" {
 		if sameAddr(*metricsListen, *listen) {
-			return usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
+			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
 		cfg.mem.wrap = m.Store

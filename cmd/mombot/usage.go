@@ -47,7 +47,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("usage takes no arguments, got %q (see mombot usage -h)", strings.Join(pos, " "))
+		return cli.Usagef("usage takes no arguments, got %q (see mombot usage -h)", strings.Join(pos, " "))
 	}
 	fc, err := config.Load(*configPath)
 	if err != nil {
