@@ -75,7 +75,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	cfg.mem.startWithoutRedis = true
 	var m *metrics.Metrics
 	if *metricsListen != "" {
-		if sameAddr(*metricsListen, *listen) {
+		if metrics.SharesPort(*metricsListen, *listen) {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
@@ -120,19 +120,22 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
+	wcfg.Logger = e.log
 	if m != nil {
 		wcfg.Observer = m
-		m.InboxDepth(inboxSenders(wcfg.Inbox))
-	}
-	wcfg.Logger = e.log
-	// The metrics address is taken before the server starts its work, so
-	// that a busy port stops serve before anything is answered.
-	if m != nil {
-		ms, err := startMetrics(e, m, *metricsListen)
+		m.InboxDepth(wcfg.Inbox)
+		// The metrics address is taken before the server starts its work,
+		// so that a busy port stops serve before anything is answered.
+		ms, err := m.Serve(*metricsListen)
 		if err != nil {
-			return err
+			return fmt.Errorf("serve: %w", err)
 		}
-		defer ms.stop()
+		e.log.Info("mombot: metrics serving", "addr", ms.Addr().String(), "path", "/metrics")
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			ms.Shutdown(ctx)
+		}()
 	}
 	build := currentBuild()
 	wcfg.Version = build.String()
