@@ -39,10 +39,6 @@ Flags:`
 const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
-	// queueTTL is how long a sender's messages shared by the replicas wait
-	// for one to take them, should every replica stop before it does,
-	// beyond the age after which they would be skipped anyway.
-	queueTTL = time.Hour
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -97,8 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if wcfg.Locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
 			return err
 		}
-		inboxTTL := max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL
-		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), QueueTTL: inboxTTL}); err != nil {
+		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), MaxAge: wcfg.MaxAge}); err != nil {
 			return err
 		}
 		// While Redis is down the replicas still answer, holding the
