@@ -13,7 +13,6 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/usage"
-	"github.com/mombot/mombot/whatsapp"
 )
 
 // File is the configuration file (--config, MOMBOT_CONFIG, default
@@ -236,19 +235,4 @@ func (c *File) AssistantOptions() (assistant.Options, error) {
 		o.Family[number] = assistant.Person{Name: p.Name, Location: loc}
 	}
 	return o, nil
-}
-
-// WhatsAppConfig returns the Cloud API settings the file sets: the business
-// number's id, the Graph API's version and URL, the age past which a
-// message is not answered, and the family allowed to talk to the
-// assistant. The secrets are the caller's to add.
-func (c *File) WhatsAppConfig() whatsapp.Config {
-	maxAge, _ := c.maxAge() // checked by Load
-	return whatsapp.Config{
-		PhoneNumberID: c.WhatsApp.PhoneNumberID,
-		BaseURL:       c.WhatsApp.GraphURL,
-		APIVersion:    c.WhatsApp.GraphVersion,
-		MaxAge:        maxAge,
-		Family:        c.Names(),
-	}
 }

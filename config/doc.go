@@ -1,9 +1,11 @@
 // Package config reads mombot's configuration file (mombot.json): the
 // family and the settings that are not secret. Secrets come from the
-// environment only, which the command reads and passes on (the
-// transcription key to File.Transcriber); the window's MOMBOT_WINDOW_*
-// overrides are read through the getenv the command gives
-// File.WindowOptions.
+// environment only. The command reads some and passes them on (the
+// transcription key to File.Transcriber); other variables a method reads
+// through the getenv the command gives it: the window's MOMBOT_WINDOW_*
+// overrides (File.WindowOptions), and the Cloud API's WHATSAPP_* secrets
+// and overrides, with whether ANTHROPIC_API_KEY is set
+// (File.WhatsAppConfig, which names every missing one at once).
 //
 // [Load] checks the whole file at start, so a mistake stops the command
 // with one line that names the file, the line and column, and the key as

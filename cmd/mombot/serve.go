@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -62,7 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg.file = fc
-	wcfg, err := whatsAppSettings(e, fc, *insecure)
+	wcfg, err := fc.WhatsAppConfig(e.getenv, *insecure)
 	if err != nil {
 		return err
 	}
@@ -156,46 +155,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	e.log.Info("mombot: stopped")
 	return nil
-}
-
-// whatsAppSettings gathers the Cloud API settings from the environment and
-// the configuration file.
-func whatsAppSettings(e *env, fc *config.File, insecure bool) (whatsapp.Config, error) {
-	c := fc.WhatsAppConfig()
-	c.AccessToken = strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN"))
-	c.AppSecret = strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET"))
-	c.VerifyToken = strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN"))
-	c.PhoneNumberID = envOr(e, "WHATSAPP_PHONE_NUMBER_ID", c.PhoneNumberID)
-	c.BaseURL = envOr(e, "WHATSAPP_GRAPH_URL", c.BaseURL)
-	c.AllowUnsigned = insecure && c.AppSecret == ""
-	// Every missing secret in one message, rather than one per run.
-	var missing []string
-	for _, v := range []struct{ value, name string }{
-		{strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY"},
-		{c.AccessToken, "WHATSAPP_ACCESS_TOKEN"},
-		{c.AppSecret, "WHATSAPP_APP_SECRET"},
-		{c.VerifyToken, "WHATSAPP_VERIFY_TOKEN"},
-		{c.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID"},
-	} {
-		switch {
-		case v.value != "":
-		case v.name == "WHATSAPP_APP_SECRET" && insecure:
-		default:
-			missing = append(missing, v.name)
-		}
-	}
-	if len(missing) > 0 {
-		verb := "is"
-		if len(missing) > 1 {
-			verb = "are"
-		}
-		msg := fmt.Sprintf("%s %s not set (see docs/whatsapp.md)", strings.Join(missing, ", "), verb)
-		if c.AppSecret == "" && !insecure {
-			msg += ". Without WHATSAPP_APP_SECRET anyone could post messages to the webhook (for local development only: --insecure-skip-signature)"
-		}
-		return c, errors.New(msg)
-	}
-	return c, nil
 }
 
 func envOr(e *env, key, def string) string {
