@@ -208,11 +208,18 @@ func (c *File) Names() map[string]string {
 	return names
 }
 
-// AssistantOptions returns the assistant's options that the file sets:
-// the model and its limits, the request timeout, the system prompt, and
-// the family with their time zones. The window, the transcriber, the
-// tools and the logger are the caller's to add.
-func (c *File) AssistantOptions() (assistant.Options, error) {
+// TranscriptionKeyEnv names the variable that holds the transcription
+// endpoint's key, which AssistantOptions reads.
+const TranscriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
+
+// AssistantOptions returns the assistant's options that the file and the
+// environment, read through getenv, set: the model and its limits, the
+// request timeout, the system prompt, the family with their time zones,
+// the request window and cache lifetime (WindowOptions, checked against a
+// memory that keeps maxTurns turns) and the voice notes' transcriber with
+// the key in TranscriptionKeyEnv (Transcriber). The tools and the logger
+// are the caller's to add.
+func (c *File) AssistantOptions(getenv func(string) string, maxTurns int) (assistant.Options, error) {
 	o := assistant.Options{
 		Model: c.Model, MaxTokens: c.MaxTokens, MaxToolIterations: c.MaxToolIterations,
 		FallbackModel: c.FallbackModel, Family: map[string]assistant.Person{},
@@ -233,6 +240,12 @@ func (c *File) AssistantOptions() (assistant.Options, error) {
 			return o, err
 		}
 		o.Family[number] = assistant.Person{Name: p.Name, Location: loc}
+	}
+	if o.Window, o.CacheTTL, err = c.WindowOptions(getenv, maxTurns); err != nil {
+		return o, err
+	}
+	if o.Transcriber, err = c.Transcriber(getenv(TranscriptionKeyEnv)); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -1,10 +1,9 @@
 // Package config reads mombot's configuration file (mombot.json): the
 // family and the settings that are not secret. Secrets come from the
-// environment only. The command reads some and passes them on (the
-// transcription key to File.Transcriber); other variables a method reads
-// through the getenv the command gives it: the window's MOMBOT_WINDOW_*
-// overrides (File.WindowOptions), and the Cloud API's WHATSAPP_* secrets
-// and overrides, with whether ANTHROPIC_API_KEY is set
+// environment only, which the methods that need them read through the
+// getenv the command gives them: the transcription key and the window's
+// MOMBOT_WINDOW_* overrides (File.AssistantOptions), and the Cloud API's
+// WHATSAPP_* secrets and overrides, with whether ANTHROPIC_API_KEY is set
 // (File.WhatsAppConfig, which names every missing one at once).
 //
 // [Load] checks the whole file at start, so a mistake stops the command
@@ -15,7 +14,8 @@
 // country code is an error, not a number that never matches.
 //
 // A [File] then gives each package its options: [File.AssistantOptions]
-// and [File.WindowOptions] for package assistant, [File.Transcriber] for voice
-// notes, [File.WhatsAppConfig] for the Cloud API and Prices for package usage.
+// for package assistant (with [File.WindowOptions] and [File.Transcriber]
+// for voice notes), [File.WhatsAppConfig] for the Cloud API and Prices for
+// package usage.
 // docs/configuration.md lists every key.
 package config

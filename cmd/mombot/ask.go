@@ -73,10 +73,6 @@ func (c *assistantConfig) listsFile() string {
 	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
 
-// transcriptionKeyEnv names the variable that holds the transcription
-// endpoint's key.
-const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
-
 // open builds the assistant. The caller closes the returned store.
 func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistant, *conversation.Memory, conversation.Store, error) {
 	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
@@ -90,17 +86,11 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 			return nil, nil, nil, err
 		}
 	}
-	opts, err := fc.AssistantOptions()
+	opts, err := fc.AssistantOptions(e.getenv, c.mem.maxTurns)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	opts.Logger = e.log
-	if opts.Window, opts.CacheTTL, err = fc.WindowOptions(e.getenv, c.mem.maxTurns); err != nil {
-		return nil, nil, nil, err
-	}
-	if opts.Transcriber, err = fc.Transcriber(e.getenv(transcriptionKeyEnv)); err != nil {
-		return nil, nil, nil, err
-	}
 	shared, err := lists.Open(c.listsFile(), nil)
 	if err != nil {
 		return nil, nil, nil, err
