@@ -132,29 +132,13 @@ func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, pho
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	// Load and Peek, not History: looking at an expired conversation must
-	// not delete it.
-	c, err := mem.Store().Load(ctx, phone)
+	// Show, not History: looking at an expired conversation must not
+	// delete it.
+	err = mem.Show(ctx, w, phone, asJSON)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
 	}
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		msgs, err := mem.Peek(ctx, phone)
-		if err != nil {
-			return err
-		}
-		data, err := conversation.MarshalMessages(msgs)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", data)
-		return err
-	}
-	conversation.WriteConversation(w, c, mem.Expired(c.LastActive))
-	return nil
+	return err
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
