@@ -30,17 +30,15 @@ func main() {
 // success, 2 for a mistake on the command line (a bad store URL is one), 1
 // for anything else.
 func exitCode(err error, stderr io.Writer) int {
-	var u cli.UsageError
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, &u), errors.Is(err, storeurl.ErrBadURL):
-		fmt.Fprintln(stderr, "mombot: "+err.Error())
-		return 2
-	default:
-		fmt.Fprintln(stderr, "mombot: "+err.Error())
-		return 1
 	}
+	fmt.Fprintln(stderr, "mombot: "+err.Error())
+	var u cli.UsageError
+	if errors.As(err, &u) || errors.Is(err, storeurl.ErrBadURL) {
+		return 2
+	}
+	return 1
 }
 
 // env is what a command gets from the process: arguments aside, its whole
