@@ -13,7 +13,6 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/usage"
-	"github.com/mombot/mombot/whatsapp"
 )
 
 // File is the configuration file (--config, MOMBOT_CONFIG, default
@@ -209,11 +208,18 @@ func (c *File) Names() map[string]string {
 	return names
 }
 
-// AssistantOptions returns the assistant's options that the file sets:
-// the model and its limits, the request timeout, the system prompt, and
-// the family with their time zones. The window, the transcriber, the
-// tools and the logger are the caller's to add.
-func (c *File) AssistantOptions() (assistant.Options, error) {
+// TranscriptionKeyEnv names the variable that holds the transcription
+// endpoint's key, which AssistantOptions reads.
+const TranscriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
+
+// AssistantOptions returns the assistant's options that the file and the
+// environment, read through getenv, set: the model and its limits, the
+// request timeout, the system prompt, the family with their time zones,
+// the request window and cache lifetime (WindowOptions, checked against a
+// memory that keeps maxTurns turns) and the voice notes' transcriber with
+// the key in TranscriptionKeyEnv (Transcriber). The tools and the logger
+// are the caller's to add.
+func (c *File) AssistantOptions(getenv func(string) string, maxTurns int) (assistant.Options, error) {
 	o := assistant.Options{
 		Model: c.Model, MaxTokens: c.MaxTokens, MaxToolIterations: c.MaxToolIterations,
 		FallbackModel: c.FallbackModel, Family: map[string]assistant.Person{},
@@ -235,20 +241,11 @@ func (c *File) AssistantOptions() (assistant.Options, error) {
 		}
 		o.Family[number] = assistant.Person{Name: p.Name, Location: loc}
 	}
-	return o, nil
-}
-
-// WhatsAppConfig returns the Cloud API settings the file sets: the business
-// number's id, the Graph API's version and URL, the age past which a
-// message is not answered, and the family allowed to talk to the
-// assistant. The secrets are the caller's to add.
-func (c *File) WhatsAppConfig() whatsapp.Config {
-	maxAge, _ := c.maxAge() // checked by Load
-	return whatsapp.Config{
-		PhoneNumberID: c.WhatsApp.PhoneNumberID,
-		BaseURL:       c.WhatsApp.GraphURL,
-		APIVersion:    c.WhatsApp.GraphVersion,
-		MaxAge:        maxAge,
-		Family:        c.Names(),
+	if o.Window, o.CacheTTL, err = c.WindowOptions(getenv, maxTurns); err != nil {
+		return o, err
 	}
+	if o.Transcriber, err = c.Transcriber(getenv(TranscriptionKeyEnv)); err != nil {
+		return o, err
+	}
+	return o, nil
 }

@@ -1,9 +1,10 @@
 // Package config reads mombot's configuration file (mombot.json): the
 // family and the settings that are not secret. Secrets come from the
-// environment only, which the command reads and passes on (the
-// transcription key to File.Transcriber); the window's MOMBOT_WINDOW_*
-// overrides are read through the getenv the command gives
-// File.WindowOptions.
+// environment only, which the methods that need them read through the
+// getenv the command gives them: the transcription key and the window's
+// MOMBOT_WINDOW_* overrides (File.AssistantOptions), and the Cloud API's
+// WHATSAPP_* secrets and overrides, with whether ANTHROPIC_API_KEY is set
+// (File.WhatsAppConfig, which names every missing one at once).
 //
 // [Load] checks the whole file at start, so a mistake stops the command
 // with one line that names the file, the line and column, and the key as
@@ -13,7 +14,8 @@
 // country code is an error, not a number that never matches.
 //
 // A [File] then gives each package its options: [File.AssistantOptions]
-// and [File.WindowOptions] for package assistant, [File.Transcriber] for voice
-// notes, [File.WhatsAppConfig] for the Cloud API and Prices for package usage.
+// for package assistant (with [File.WindowOptions] and [File.Transcriber]
+// for voice notes), [File.WhatsAppConfig] for the Cloud API and Prices for
+// package usage.
 // docs/configuration.md lists every key.
 package config

@@ -60,3 +60,33 @@ func TestWindowConfigErrors(t *testing.T) {
 		t.Errorf("unknown window key: %v", err)
 	}
 }
+
+// The assistant's options gather the file's settings, its window with the
+// environment's overrides, and the transcriber with the key from the
+// environment; a mistaken override is the error.
+func TestAssistantOptions(t *testing.T) {
+	c, err := Load(writeConfig(t, `{"model": "claude-opus-5", "timezone": "Europe/Paris", "family": {"+14155551234": {"name": "Erin"}},
+		"window": {"max_turns": 8, "low_turns": 4}, "cache_ttl": "1h",
+		"transcription": {"url": "https://api.groq.com/openai/v1", "model": "whisper-large-v3-turbo"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"MOMBOT_WINDOW_LOW_TURNS": "5", TranscriptionKeyEnv: "gsk_secret"}
+	o, err := c.AssistantOptions(func(k string) string { return env[k] }, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Model != "claude-opus-5" || o.Location.String() != "Europe/Paris" || o.Family["+14155551234"].Name != "Erin" {
+		t.Errorf("model %q, zone %v, family %v", o.Model, o.Location, o.Family)
+	}
+	if o.Window.MaxTurns != 8 || o.Window.LowTurns != 5 || o.CacheTTL != "1h" {
+		t.Errorf("window %+v, cache TTL %q; want 8 and 5 turns, 1h", o.Window, o.CacheTTL)
+	}
+	if o.Transcriber == nil {
+		t.Error("no transcriber")
+	}
+	env["MOMBOT_WINDOW_LOW_TURNS"] = "many"
+	if _, err := c.AssistantOptions(func(k string) string { return env[k] }, 10); err == nil || !strings.Contains(err.Error(), "MOMBOT_WINDOW_LOW_TURNS") {
+		t.Errorf("a mistaken override: %v", err)
+	}
+}

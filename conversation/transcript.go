@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -97,6 +98,33 @@ func WriteConversation(w io.Writer, c Conversation, expired bool) {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
 		WriteTranscript(w, t.Messages)
 	}
+}
+
+// Show writes phone's stored conversation for a person to read
+// (WriteConversation), marked expired if it is by the memory's policy, or
+// with asJSON the messages [Memory.Peek] returns as one line of JSON
+// (MarshalMessages): exactly what would be sent to Claude now. Looking
+// changes nothing: an expired conversation stays in the store. It returns
+// ErrNotFound when nothing is stored for phone.
+func (m *Memory) Show(ctx context.Context, w io.Writer, phone string, asJSON bool) error {
+	c, err := m.store.Load(ctx, phone)
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		WriteConversation(w, c, m.Expired(c.LastActive))
+		return nil
+	}
+	msgs, err := m.Peek(ctx, phone)
+	if err != nil {
+		return err
+	}
+	data, err := MarshalMessages(msgs)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", data)
+	return err
 }
 
 // WriteSummaries writes sums as a table, one conversation a row: the phone

@@ -2,11 +2,13 @@ package conversation_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
@@ -101,5 +103,48 @@ func TestWriteSummaries(t *testing.T) {
 	}
 	if strings.Contains(masked.String(), "4155551234") || !strings.Contains(full.String(), "+14155551234") {
 		t.Errorf("masking: masked\n%s\nfull\n%s", masked.String(), full.String())
+	}
+}
+
+// TestMemoryShow: a stored conversation is shown for a person to read, or
+// as the JSON that would be sent now; an expired one is shown as expired,
+// sends nothing, and stays stored; an unknown phone is ErrNotFound.
+func TestMemoryShow(t *testing.T) {
+	clock := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	store := memstore.New()
+	mem, err := conversation.New(store, &conversation.Options{Timeout: time.Hour, Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const erin = "+14155551234"
+	if err := mem.SaveTurn(ctx, erin, storetest.TextTurn("hi", "hello")); err != nil {
+		t.Fatal(err)
+	}
+	show := func(asJSON bool) string {
+		t.Helper()
+		var b strings.Builder
+		if err := mem.Show(ctx, &b, erin, asJSON); err != nil {
+			t.Fatalf("Show(json %v): %v", asJSON, err)
+		}
+		return b.String()
+	}
+	if got := show(false); !strings.Contains(got, "1 turn") || !strings.Contains(got, "(active)") || !strings.Contains(got, "user: hi\n") {
+		t.Errorf("active transcript:\n%s", got)
+	}
+	if got, want := show(true), `[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]`+"\n"; got != want {
+		t.Errorf("active JSON %q, want %q", got, want)
+	}
+	clock = clock.Add(2 * time.Hour)
+	if got := show(false); !strings.Contains(got, "expired") || !strings.Contains(got, "user: hi\n") {
+		t.Errorf("expired transcript:\n%s", got)
+	}
+	if got := show(true); got != "[]\n" {
+		t.Errorf("expired JSON %q, want nothing to send", got)
+	}
+	if _, err := store.Load(ctx, erin); err != nil {
+		t.Errorf("after showing an expired conversation, Load: %v; want it still stored", err)
+	}
+	if err := mem.Show(ctx, &strings.Builder{}, "+14155550000", false); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("an unknown phone: %v, want ErrNotFound", err)
 	}
 }

@@ -154,16 +154,22 @@ func (m *Metrics) Replied(d time.Duration, err error) {
 	m.messages.WithLabelValues("answered", "").Inc()
 }
 
+// Inbox is what InboxDepth reads of a delivery.Inbox: Keys returns the
+// senders with messages waiting. It must be safe for concurrent use.
+type Inbox interface {
+	Keys(ctx context.Context) ([]string, error)
+}
+
 // InboxDepth reports, as mombot_inbox_senders, the number of senders
-// with messages waiting in the inbox, as count says at each scrape
-// (bounded by a short timeout); a failing count reports nothing.
-func (m *Metrics) InboxDepth(count func(ctx context.Context) (int, error)) {
-	m.reg.MustRegister(&inboxCollector{count: count, desc: prometheus.NewDesc(
+// with messages waiting in inbox, as its Keys says at each scrape
+// (bounded by a short timeout); a failing Keys reports nothing.
+func (m *Metrics) InboxDepth(inbox Inbox) {
+	m.reg.MustRegister(&inboxCollector{inbox: inbox, desc: prometheus.NewDesc(
 		"mombot_inbox_senders", "Senders with messages waiting in the inbox to be answered.", nil, nil)})
 }
 
 type inboxCollector struct {
-	count func(ctx context.Context) (int, error)
+	inbox Inbox
 	desc  *prometheus.Desc
 }
 
@@ -172,10 +178,10 @@ func (c *inboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c *inboxCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	n, err := c.count(ctx)
+	keys, err := c.inbox.Keys(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.desc, err)
 		return
 	}
-	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(len(keys)))
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
 	"github.com/mombot/mombot/metrics"
 )
 
@@ -170,10 +172,15 @@ func TestObserverAndReplies(t *testing.T) {
 	}
 }
 
+// The inbox's depth counts senders, not messages: two messages from one
+// sender are one sender waiting.
 func TestInboxDepth(t *testing.T) {
 	m := metrics.New()
-	n := 3
-	m.InboxDepth(func(context.Context) (int, error) { return n, nil })
+	var inbox delivery.Memory
+	for _, msg := range []delivery.Message{deliverytest.Msg("+1", "a"), deliverytest.Msg("+1", "b"), deliverytest.Msg("+2", "c"), deliverytest.Msg("+3", "d")} {
+		deliverytest.Push(t, &inbox, msg)
+	}
+	m.InboxDepth(&inbox)
 	if got := sample(t, m, "mombot_inbox_senders"); got != 3 {
 		t.Errorf("inbox senders %v, want 3", got)
 	}

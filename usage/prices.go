@@ -57,6 +57,26 @@ func (c *PriceConfig) Set() bool {
 	return c != nil && (c.Input != nil || c.CacheWrite5m != nil || c.CacheWrite1h != nil || c.CacheRead != nil || c.Output != nil)
 }
 
+// From says where the prices Resolve returns come from, for
+// Report.PricesFrom: the prices in mombot.json when any is set, otherwise
+// the list prices of DefaultPricesModel.
+func (c *PriceConfig) From() string {
+	if c.Set() {
+		return "the prices in mombot.json"
+	}
+	return "the list prices of " + DefaultPricesModel
+}
+
+// ModelWarning returns a one-line warning that the estimate uses another
+// model's list prices when no price is set and model, the configured one
+// ("" for the default), is not DefaultPricesModel; otherwise "".
+func (c *PriceConfig) ModelWarning(model string) string {
+	if c.Set() || model == "" || model == DefaultPricesModel {
+		return ""
+	}
+	return fmt.Sprintf("the model is %s but the prices are %s's; set \"prices\" in the configuration file for a better estimate", model, DefaultPricesModel)
+}
+
 // Resolve returns the prices in force: the defaults, with what c sets. A
 // negative, infinite or NaN price is an error that names its key.
 func (c *PriceConfig) Resolve() (Prices, error) {

@@ -66,3 +66,32 @@ func TestPriceConfig(t *testing.T) {
 		t.Error("an empty prices object reports prices set")
 	}
 }
+
+// Without prices set, the estimate says it uses the default model's list
+// prices, and warns when another model is configured; prices set are
+// mombot.json's, whatever the model.
+func TestPriceSource(t *testing.T) {
+	in := 3.0
+	tests := []struct {
+		name    string
+		cfg     *PriceConfig
+		model   string
+		from    string
+		warning string
+	}{
+		{"no prices, the default model", nil, "", "the list prices of claude-sonnet-5-5", ""},
+		{"no prices, the default model named", &PriceConfig{}, DefaultPricesModel, "the list prices of claude-sonnet-5-5", ""},
+		{"no prices, another model", nil, "claude-opus-5", "the list prices of claude-sonnet-5-5", "the model is claude-opus-5 but the prices are claude-sonnet-5-5's; set \"prices\" in the configuration file for a better estimate"},
+		{"prices set, another model", &PriceConfig{Input: &in}, "claude-opus-5", "the prices in mombot.json", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cfg.From(); got != tt.from {
+				t.Errorf("From() = %q, want %q", got, tt.from)
+			}
+			if got := tt.cfg.ModelWarning(tt.model); got != tt.warning {
+				t.Errorf("ModelWarning(%q) = %q, want %q", tt.model, got, tt.warning)
+			}
+		})
+	}
+}

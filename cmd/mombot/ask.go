@@ -58,7 +58,7 @@ func (c *assistantConfig) checkFrom() error {
 	}
 	norm, err := phone.Normalize(c.from)
 	if err != nil {
-		return usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
+		return cli.Usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
 	}
 	c.from = norm
 	return nil
@@ -73,10 +73,6 @@ func (c *assistantConfig) listsFile() string {
 	return filepath.Join(storeurl.Dir(c.mem.store), "lists.json")
 }
 
-// transcriptionKeyEnv names the variable that holds the transcription
-// endpoint's key.
-const transcriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
-
 // open builds the assistant. The caller closes the returned store.
 func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistant, *conversation.Memory, conversation.Store, error) {
 	key := strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY"))
@@ -90,17 +86,11 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 			return nil, nil, nil, err
 		}
 	}
-	opts, err := fc.AssistantOptions()
+	opts, err := fc.AssistantOptions(e.getenv, c.mem.maxTurns)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	opts.Logger = e.log
-	if opts.Window, opts.CacheTTL, err = fc.WindowOptions(e.getenv, c.mem.maxTurns); err != nil {
-		return nil, nil, nil, err
-	}
-	if opts.Transcriber, err = fc.Transcriber(e.getenv(transcriptionKeyEnv)); err != nil {
-		return nil, nil, nil, err
-	}
 	shared, err := lists.Open(c.listsFile(), nil)
 	if err != nil {
 		return nil, nil, nil, err
@@ -151,7 +141,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	}
 	in := assistant.Inbound{From: cfg.from, Text: strings.Join(words, " ")}
 	if strings.TrimSpace(in.Text) == "" && *imagePath == "" && *docPath == "" && *voicePath == "" {
-		return usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
+		return cli.Usagef("ask: give the message to send, like mombot ask --from +14155551234 \"what's on the grocery list?\" (or --image, --document or --voice FILE)")
 	}
 	if err := in.ReadFiles(assistant.Files{Image: *imagePath, Document: *docPath, Voice: *voicePath}); err != nil {
 		return fmt.Errorf("ask: %w", err)

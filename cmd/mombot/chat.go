@@ -32,7 +32,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(extra) > 0 {
-		return usagef("chat takes no arguments; type the messages once it starts")
+		return cli.Usagef("chat takes no arguments; type the messages once it starts")
 	}
 	if err := cfg.checkFrom(); err != nil {
 		return err

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/whatsapp"
 )
 
@@ -20,25 +20,21 @@ serve) for GET /healthz and exits 0 when it answers 200 ("ok", or
 Flags:`
 
 func runHealthcheck(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("mombot healthcheck", flag.ContinueOnError)
+	fs := cli.NewFlagSet("mombot healthcheck", healthcheckUsage)
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "the address serve listens on (env MOMBOT_LISTEN)")
 	// A health check that hangs is a failed one.
 	timeout := fs.Duration("timeout", 3*time.Second, "how long to wait for the answer")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), healthcheckUsage)
-		fs.PrintDefaults()
-	}
-	if err := parseFlags(fs, e, args); err != nil {
+	if err := cli.Parse(fs, e.stderr, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("healthcheck takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		return cli.Usagef("healthcheck takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 	if *timeout <= 0 {
-		return usagef("healthcheck: --timeout must be positive, got %v", *timeout)
+		return cli.Usagef("healthcheck: --timeout must be positive, got %v", *timeout)
 	}
 	if _, err := whatsapp.HealthURL(*listen); err != nil {
-		return usagef("healthcheck: --listen: %v", err)
+		return cli.Usagef("healthcheck: --listen: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

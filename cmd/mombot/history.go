@@ -40,20 +40,20 @@ func runHistory(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return usagef("history: which sub-command? list, show or clear (see mombot history -h)")
+		return cli.Usagef("history: which sub-command? list, show or clear (see mombot history -h)")
 	}
 	sub, rest := pos[0], pos[1:]
 	want := map[string]int{"list": 0, "show": 1, "clear": 1}
 	n, ok := want[sub]
 	switch {
 	case !ok:
-		return usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, cli.DidYouMean(sub, []string{"list", "show", "clear", "migrate"}))
+		return cli.Usagef("history: unknown sub-command %q%s; use list, show, clear or migrate", sub, cli.DidYouMean(sub, []string{"list", "show", "clear", "migrate"}))
 	case len(rest) > n && n == 0:
-		return usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
+		return cli.Usagef("history %s takes no arguments, got %q", sub, strings.Join(rest, " "))
 	case len(rest) > n:
-		return usagef("history %s takes one phone number; %q is extra", sub, strings.Join(rest[n:], " "))
+		return cli.Usagef("history %s takes one phone number; %q is extra", sub, strings.Join(rest[n:], " "))
 	case len(rest) < n:
-		return usagef("history %s: give exactly one phone number, like +14155551234", sub)
+		return cli.Usagef("history %s: give exactly one phone number, like +14155551234", sub)
 	}
 	// list and show only look: they create no file, not even a lock, and
 	// report a damaged file instead of moving it aside.
@@ -130,37 +130,21 @@ func errUnknownPhone(phone string) error {
 func historyShow(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string, asJSON bool) error {
 	phone, err := mem.Key(ctx, phone)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
-	// Load and Peek, not History: looking at an expired conversation must
-	// not delete it.
-	c, err := mem.Store().Load(ctx, phone)
+	// Show, not History: looking at an expired conversation must not
+	// delete it.
+	err = mem.Show(ctx, w, phone, asJSON)
 	if errors.Is(err, conversation.ErrNotFound) {
 		return errUnknownPhone(phone)
 	}
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		msgs, err := mem.Peek(ctx, phone)
-		if err != nil {
-			return err
-		}
-		data, err := conversation.MarshalMessages(msgs)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", data)
-		return err
-	}
-	conversation.WriteConversation(w, c, mem.Expired(c.LastActive))
-	return nil
+	return err
 }
 
 func historyClear(ctx context.Context, w io.Writer, mem *conversation.Memory, phone string) error {
 	phone, err := mem.Key(ctx, phone)
 	if err != nil {
-		return usagef("%v", err)
+		return cli.Usagef("%v", err)
 	}
 	err = mem.Clear(ctx, phone)
 	if errors.Is(err, conversation.ErrNotFound) {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/internal/logging"
 	"github.com/mombot/mombot/internal/redislog"
 )
@@ -25,12 +26,12 @@ func processLogger(w io.Writer, getenv func(string) string, cmd string) (*slog.L
 	if v := getenv("MOMBOT_LOG_LEVEL"); v != "" {
 		var err error
 		if level, err = logging.ParseLevel(v); err != nil {
-			return nil, usagef("MOMBOT_LOG_LEVEL=%v", err)
+			return nil, cli.Usagef("MOMBOT_LOG_LEVEL=%v", err)
 		}
 	}
 	format, err := logging.ParseFormat(getenv("MOMBOT_LOG_FORMAT"))
 	if err != nil {
-		return nil, usagef("MOMBOT_LOG_FORMAT=%v", err)
+		return nil, cli.Usagef("MOMBOT_LOG_FORMAT=%v", err)
 	}
 	l := logging.New(w, &logging.Options{Level: level, Format: format})
 	// The logger is process-wide in go-redis: the last command run sets it.

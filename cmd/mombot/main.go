@@ -30,17 +30,15 @@ func main() {
 // success, 2 for a mistake on the command line (a bad store URL is one), 1
 // for anything else.
 func exitCode(err error, stderr io.Writer) int {
-	var u cli.UsageError
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, &u), errors.Is(err, storeurl.ErrBadURL):
-		fmt.Fprintln(stderr, "mombot: "+err.Error())
-		return 2
-	default:
-		fmt.Fprintln(stderr, "mombot: "+err.Error())
-		return 1
 	}
+	fmt.Fprintln(stderr, "mombot: "+err.Error())
+	var u cli.UsageError
+	if errors.As(err, &u) || errors.Is(err, storeurl.ErrBadURL) {
+		return 2
+	}
+	return 1
 }
 
 // env is what a command gets from the process: arguments aside, its whole
@@ -70,9 +68,6 @@ var commands = map[string]command{
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
 
-// usagef is cli.Usagef: a mistake on the command line, exit status 2.
-func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
-
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	e := &env{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 2 && args[1] == "--version" {
@@ -81,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if len(args) < 2 || args[1] == "-h" || args[1] == "-help" || args[1] == "--help" {
 		printUsage(stdout)
 		if len(args) < 2 {
-			return usagef("no command given")
+			return cli.Usagef("no command given")
 		}
 		return nil
 	}
@@ -97,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
+		return cli.Usagef("unknown command %q%s; run \"mombot help\" for the list", name, cli.DidYouMean(name, commandNames()))
 	}
 	var err error
 	if e.log, err = processLogger(stderr, getenv, name); err != nil {
@@ -124,6 +119,3 @@ func printUsage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
 }
-
-// parseFlags is cli.Parse with the command's stderr.
-func parseFlags(fs *flag.FlagSet, e *env, args []string) error { return cli.Parse(fs, e.stderr, args) }

@@ -32,14 +32,14 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if *from == "" || *to == "" || len(extra) > 0 {
-		return usagef("history migrate: give --from URL and --to URL, and nothing else")
+		return cli.Usagef("history migrate: give --from URL and --to URL, and nothing else")
 	}
 	same, err := storeurl.Same(*from, *to)
 	if err != nil {
 		return err
 	}
 	if same {
-		return usagef("history migrate: --from and --to name the same store")
+		return cli.Usagef("history migrate: --from and --to name the same store")
 	}
 	// A mistyped source must not be created empty and copied from, and a
 	// damaged one must be reported, not moved aside and copied as empty.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -39,10 +38,6 @@ Flags:`
 const (
 	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
-	// queueTTL is how long a sender's messages shared by the replicas wait
-	// for one to take them, should every replica stop before it does,
-	// beyond the age after which they would be skipped anyway.
-	queueTTL = time.Hour
 )
 
 func runServe(ctx context.Context, e *env, args []string) error {
@@ -54,11 +49,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
 	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
-	if err := parseFlags(fs, e, args); err != nil {
+	if err := cli.Parse(fs, e.stderr, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
+		return cli.Usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
 
 	fc, err := config.Load(cfg.configPath)
@@ -66,7 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg.file = fc
-	wcfg, err := whatsAppSettings(e, fc, *insecure)
+	wcfg, err := fc.WhatsAppConfig(e.getenv, *insecure)
 	if err != nil {
 		return err
 	}
@@ -75,8 +70,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	cfg.mem.startWithoutRedis = true
 	var m *metrics.Metrics
 	if *metricsListen != "" {
-		if sameAddr(*metricsListen, *listen) {
-			return usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
+		if metrics.SharesPort(*metricsListen, *listen) {
+			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
 		cfg.mem.wrap = m.Store
@@ -97,8 +92,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if wcfg.Locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
 			return err
 		}
-		inboxTTL := max(wcfg.MaxAge, whatsapp.DefaultMaxAge) + queueTTL
-		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), QueueTTL: inboxTTL}); err != nil {
+		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), MaxAge: wcfg.MaxAge}); err != nil {
 			return err
 		}
 		// While Redis is down the replicas still answer, holding the
@@ -120,19 +114,22 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
+	wcfg.Logger = e.log
 	if m != nil {
 		wcfg.Observer = m
-		m.InboxDepth(inboxSenders(wcfg.Inbox))
-	}
-	wcfg.Logger = e.log
-	// The metrics address is taken before the server starts its work, so
-	// that a busy port stops serve before anything is answered.
-	if m != nil {
-		ms, err := startMetrics(e, m, *metricsListen)
+		m.InboxDepth(wcfg.Inbox)
+		// The metrics address is taken before the server starts its work,
+		// so that a busy port stops serve before anything is answered.
+		ms, err := m.Serve(*metricsListen)
 		if err != nil {
-			return err
+			return fmt.Errorf("serve: %w", err)
 		}
-		defer ms.stop()
+		e.log.Info("mombot: metrics serving", "addr", ms.Addr().String(), "path", "/metrics")
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			ms.Shutdown(ctx)
+		}()
 	}
 	build := currentBuild()
 	wcfg.Version = build.String()
@@ -158,46 +155,6 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	e.log.Info("mombot: stopped")
 	return nil
-}
-
-// whatsAppSettings gathers the Cloud API settings from the environment and
-// the configuration file.
-func whatsAppSettings(e *env, fc *config.File, insecure bool) (whatsapp.Config, error) {
-	c := fc.WhatsAppConfig()
-	c.AccessToken = strings.TrimSpace(e.getenv("WHATSAPP_ACCESS_TOKEN"))
-	c.AppSecret = strings.TrimSpace(e.getenv("WHATSAPP_APP_SECRET"))
-	c.VerifyToken = strings.TrimSpace(e.getenv("WHATSAPP_VERIFY_TOKEN"))
-	c.PhoneNumberID = envOr(e, "WHATSAPP_PHONE_NUMBER_ID", c.PhoneNumberID)
-	c.BaseURL = envOr(e, "WHATSAPP_GRAPH_URL", c.BaseURL)
-	c.AllowUnsigned = insecure && c.AppSecret == ""
-	// Every missing secret in one message, rather than one per run.
-	var missing []string
-	for _, v := range []struct{ value, name string }{
-		{strings.TrimSpace(e.getenv("ANTHROPIC_API_KEY")), "ANTHROPIC_API_KEY"},
-		{c.AccessToken, "WHATSAPP_ACCESS_TOKEN"},
-		{c.AppSecret, "WHATSAPP_APP_SECRET"},
-		{c.VerifyToken, "WHATSAPP_VERIFY_TOKEN"},
-		{c.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID"},
-	} {
-		switch {
-		case v.value != "":
-		case v.name == "WHATSAPP_APP_SECRET" && insecure:
-		default:
-			missing = append(missing, v.name)
-		}
-	}
-	if len(missing) > 0 {
-		verb := "is"
-		if len(missing) > 1 {
-			verb = "are"
-		}
-		msg := fmt.Sprintf("%s %s not set (see docs/whatsapp.md)", strings.Join(missing, ", "), verb)
-		if c.AppSecret == "" && !insecure {
-			msg += ". Without WHATSAPP_APP_SECRET anyone could post messages to the webhook (for local development only: --insecure-skip-signature)"
-		}
-		return c, errors.New(msg)
-	}
-	return c, nil
 }
 
 func envOr(e *env, key, def string) string {

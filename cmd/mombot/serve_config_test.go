@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
@@ -95,7 +96,7 @@ func TestServeInsecureSkipSignature(t *testing.T) {
 // inProcessServe is a mombot serve running in a goroutine of the test.
 type inProcessServe struct {
 	url    string
-	logs   *lockedBuffer
+	logs   *logtest.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -107,7 +108,7 @@ var servingAddrRE = regexp.MustCompile(`msg="mombot: serving" addr=(\S+)`)
 func startServeInProcess(t *testing.T, vars map[string]string, flags ...string) *inProcessServe {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &inProcessServe{logs: &lockedBuffer{}, cancel: cancel, done: make(chan error, 1)}
+	s := &inProcessServe{logs: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
 	args := append([]string{"mombot", "serve", "--listen", "127.0.0.1:0"}, flags...)
 	go func() {
 		s.done <- run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), &bytes.Buffer{}, s.logs)

@@ -18,12 +18,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -129,27 +129,9 @@ type servedProc struct {
 	t    testing.TB
 	cmd  *exec.Cmd
 	URL  string // http://HOST:PORT
-	logs *lockedBuffer
+	logs *logtest.Buffer
 	done chan struct{} // closed when the process has exited
 	err  error         // Wait's result, set before done closes
-}
-
-// lockedBuffer collects a process's stderr while tests read it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var servingRE = regexp.MustCompile(`msg="mombot: serving" addr=(\S+)`)
@@ -163,7 +145,7 @@ func (f *serveFixture) start(extra ...string) *servedProc {
 	cmd := exec.Command(f.bin, append(args, extra...)...)
 	cmd.Dir = f.dir // relative defaults (data/lists.json) stay in the test's folder
 	cmd.Env = f.env()
-	p := &servedProc{t: f.t, cmd: cmd, logs: &lockedBuffer{}, done: make(chan struct{})}
+	p := &servedProc{t: f.t, cmd: cmd, logs: &logtest.Buffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(p.logs, pw)
 	if err := cmd.Start(); err != nil {

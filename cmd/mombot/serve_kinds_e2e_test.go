@@ -11,6 +11,7 @@ import (
 
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/transcription/transcriptiontest"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -62,7 +63,7 @@ func TestServeKindsEndToEnd(t *testing.T) {
 	if err := os.WriteFile(f.config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.extraEnv = []string{transcriptionKeyEnv + "=" + sttKey}
+	f.extraEnv = []string{config.TranscriptionKeyEnv + "=" + sttKey}
 	// A conversation expires after 2 s, so that a reply to an earlier
 	// message is tested after the memory has gone.
 	f.args = []string{"--timeout", "2s"}

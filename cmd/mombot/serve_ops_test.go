@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
@@ -26,7 +27,7 @@ func TestServeJSONLogsAndHealthcheck(t *testing.T) {
 	// At debug, every line the server has is written, so that all of
 	// them are checked for secrets and numbers.
 	vars["MOMBOT_LOG_LEVEL"] = "debug"
-	logs := &lockedBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -8,6 +8,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 // memoryConfig is the conversation memory's configuration: where it is
@@ -49,7 +50,7 @@ func (c *memoryConfig) register(fs *flag.FlagSet, e *env) error {
 	for _, v := range []struct{ flag, env string }{{"timeout", "MOMBOT_CONVERSATION_TIMEOUT"}, {"max-turns", "MOMBOT_MAX_TURNS"}} {
 		if s := e.getenv(v.env); s != "" {
 			if err := fs.Set(v.flag, s); err != nil {
-				return usagef("%s: %v", v.env, err)
+				return cli.Usagef("%s: %v", v.env, err)
 			}
 		}
 	}

@@ -47,7 +47,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usagef("usage takes no arguments, got %q (see mombot usage -h)", strings.Join(pos, " "))
+		return cli.Usagef("usage takes no arguments, got %q (see mombot usage -h)", strings.Join(pos, " "))
 	}
 	fc, err := config.Load(*configPath)
 	if err != nil {
@@ -57,12 +57,9 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	r := usage.Report{Since: since, Prices: p, PricesFrom: "the prices in mombot.json", FullPhones: *full}
-	if !fc.Prices.Set() {
-		r.PricesFrom = "the list prices of " + usage.DefaultPricesModel
-		if fc.Model != "" && fc.Model != usage.DefaultPricesModel {
-			fmt.Fprintf(e.stderr, "mombot: usage: the model is %s but the prices are %s's; set \"prices\" in the configuration file for a better estimate\n", fc.Model, usage.DefaultPricesModel)
-		}
+	r := usage.Report{Since: since, Prices: p, PricesFrom: fc.Prices.From(), FullPhones: *full}
+	if w := fc.Prices.ModelWarning(fc.Model); w != "" {
+		fmt.Fprintln(e.stderr, "mombot: usage: "+w)
 	}
 
 	// usage only looks: no file, no lock, a damaged store reported, not moved.

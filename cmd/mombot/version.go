@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mombot/mombot/internal/buildinfo"
+	"github.com/mombot/mombot/internal/cli"
 )
 
 const versionUsage = `Usage: mombot version
@@ -23,7 +24,7 @@ func runVersion(_ context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stderr, versionUsage)
 			return nil
 		}
-		return usagef("version takes no arguments, got %q", strings.Join(args, " "))
+		return cli.Usagef("version takes no arguments, got %q", strings.Join(args, " "))
 	}
 	_, err := fmt.Fprintln(e.stdout, "mombot "+currentBuild().String())
 	return err

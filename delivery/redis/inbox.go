@@ -13,10 +13,14 @@ import (
 )
 
 // DefaultQueueTTL is how long a sender's queue waits for a replica to take
-// it, after its last push, when [InboxOptions].QueueTTL is zero: a day and
-// an hour, beyond the age (a day by default) after which its messages are
-// skipped anyway.
-const DefaultQueueTTL = 25 * time.Hour
+// it, after its last push, when [InboxOptions].QueueTTL is zero and MaxAge
+// at most a day: a day and an hour, an hour beyond the age (a day by
+// default) after which its messages are skipped anyway.
+const DefaultQueueTTL = 24*time.Hour + queueGrace
+
+// queueGrace is how long a sender's queue outlives the age after which its
+// messages would be skipped anyway.
+const queueGrace = time.Hour
 
 // InboxOptions configure [NewInbox]. The zero value means the defaults.
 type InboxOptions struct {
@@ -24,9 +28,13 @@ type InboxOptions struct {
 	// DefaultPrefix.
 	Prefix string
 	// QueueTTL is how long a sender's queue lives after its last push,
-	// should every replica stop before one takes it; 0 means
-	// DefaultQueueTTL.
+	// should every replica stop before one takes it; 0 means an hour
+	// beyond MaxAge, and never less than DefaultQueueTTL.
 	QueueTTL time.Duration
+	// MaxAge is how old a message may be and still be answered (the
+	// webhook server's whatsapp.Config.MaxAge, whose zero is a day), from
+	// which a zero QueueTTL is worked out.
+	MaxAge time.Duration
 }
 
 // Inbox is a [delivery.Inbox] shared by every process on the Redis: the
@@ -68,7 +76,7 @@ func NewInbox(rdb *goredis.Client, opts *InboxOptions) (*Inbox, error) {
 		o.Prefix = DefaultPrefix
 	}
 	if o.QueueTTL == 0 {
-		o.QueueTTL = DefaultQueueTTL
+		o.QueueTTL = max(o.MaxAge+queueGrace, DefaultQueueTTL)
 	}
 	if o.QueueTTL < time.Millisecond {
 		return nil, fmt.Errorf("redis: inbox: queue TTL must be positive, got %v", o.QueueTTL)

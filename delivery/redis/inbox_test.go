@@ -54,6 +54,37 @@ func TestInboxKeys(t *testing.T) {
 	}
 }
 
+// TestInboxQueueTTLFromMaxAge: without a QueueTTL, a queue outlives the
+// age after which its messages are skipped by an hour, and never lives
+// less than DefaultQueueTTL; a QueueTTL given wins over MaxAge.
+func TestInboxQueueTTLFromMaxAge(t *testing.T) {
+	tests := []struct {
+		name             string
+		maxAge, queueTTL time.Duration
+		want             time.Duration
+	}{
+		{"the defaults", 0, 0, redis.DefaultQueueTTL},
+		{"a shorter age than a day", 2 * time.Hour, 0, redis.DefaultQueueTTL},
+		{"two days", 48 * time.Hour, 0, 49 * time.Hour},
+		{"a QueueTTL given", 48 * time.Hour, time.Hour, time.Hour},
+	}
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prefix := redistest.Prefix(t)
+			in, err := redis.NewInbox(rdb, &redis.InboxOptions{Prefix: prefix, MaxAge: tt.maxAge, QueueTTL: tt.queueTTL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			deliverytest.Push(t, in, deliverytest.Msg("+1", "wamid.A"))
+			if ttl, _ := rdb.PTTL(ctx, prefix+"queue:+1").Result(); ttl <= tt.want-time.Minute || ttl > tt.want {
+				t.Errorf("TTL of the queue = %v, want %v", ttl, tt.want)
+			}
+		})
+	}
+}
+
 // TestInboxShared pushes from two clients, as two replicas would, and
 // drains from both, each peeking and calling Done under a lock: every
 // message once, in the order pushed.

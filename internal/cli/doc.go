@@ -5,5 +5,7 @@
 // mistyped command ([DidYouMean], by edit distance), a progress bar drawn
 // only on a terminal ([NewProgress]), and counted nouns ([Plural]).
 //
-// The package uses the standard library and golang.org/x/term only.
+// The package uses the standard library, and internal/logging's
+// IsTerminal, the one test of a terminal that the logger's format and the
+// progress bar share.
 package cli

@@ -3,10 +3,9 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"golang.org/x/term"
+	"github.com/mombot/mombot/internal/logging"
 )
 
 // Progress draws a one-line progress bar. A nil *Progress draws nothing,
@@ -19,16 +18,10 @@ type Progress struct {
 // NewProgress returns a progress bar on w, or nil (which draws nothing)
 // when w is not a terminal: its \r frames would fill a log or a pipe.
 func NewProgress(w io.Writer) *Progress {
-	if !isTerminal(w) {
+	if !logging.IsTerminal(w) {
 		return nil
 	}
 	return &Progress{w: w, last: -1}
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // Show draws done of total, once per percent.
