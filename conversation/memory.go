@@ -224,19 +224,11 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if phone == SystemSender {
 		return nil
 	}
-	extra, err := cleanExtra(turn.Extra, "messages")
+	// Sanitised, validated and encoded in one pass (save.go): the store
+	// gets the bytes and tool ids from the turn without working them out
+	// again.
+	clean, err := prepareTurn(turn)
 	if err != nil {
-		return fmt.Errorf("conversation: save turn: %w: %v", ErrInvalidTurn, err)
-	}
-	clean := Turn{Messages: make([]Message, len(turn.Messages)), Extra: extra}
-	for i, msg := range turn.Messages {
-		s, err := Sanitize(msg)
-		if err != nil {
-			return fmt.Errorf("conversation: save turn: %w: messages.%d: %v", ErrInvalidTurn, i, err)
-		}
-		clean.Messages[i] = s
-	}
-	if err := ValidateTurn(clean.Messages); err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
 	// The store checks, in the step that appends, that the turn's

@@ -241,48 +241,86 @@ func ParseBlock(raw json.RawMessage) (Block, error) {
 }
 
 // blockFrom is ParseBlock after the block's members are read into f.
+// Each member the rules read is decoded whatever the block's type, and a
+// mismatch is an error only for the block types that define the member, in
+// the order id, name, tool_use_id, text, is_error. (It decodes without
+// closures or interfaces, so that the block stays off the heap.)
 func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 	if f.Type == nil {
 		return Block{}, errors.New(`content block has no "type"`)
 	}
 	b := Block{Type: *f.Type, Input: f.Input, Content: f.Content, Raw: raw}
-	// field decodes one member into dst; a mismatch is an error only for
-	// the block types that define the member.
-	field := func(name string, val json.RawMessage, dst any, types ...string) error {
-		if len(val) == 0 || string(val) == "null" {
-			return nil
-		}
-		if fastField(val, dst) {
-			return nil
-		}
-		if err := json.Unmarshal(val, dst); err != nil && slices.Contains(types, b.Type) {
-			return fmt.Errorf("%s %q: %w", b.Type, name, err)
-		}
-		return nil
-	}
-	var text *string
-	var src Source
-	for _, err := range []error{
-		field("id", f.ID, &b.ID, "tool_use"),
-		field("name", f.Name, &b.Name, "tool_use"),
-		field("tool_use_id", f.ToolUseID, &b.ToolUseID, "tool_result"),
-		field("text", f.Text, &text, "text"),
-		field("is_error", f.IsError, &b.IsError, "tool_result"),
+	var errID, errName, errToolUseID, errText, errIsError error
+	b.ID, errID = stringField(f.ID)
+	b.Name, errName = stringField(f.Name)
+	b.ToolUseID, errToolUseID = stringField(f.ToolUseID)
+	b.Text, errText = stringField(f.Text)
+	// A "text" that is not null counts as present even when it is not a
+	// string, as json.Unmarshal into a *string leaves it.
+	b.HasText = len(f.Text) > 0 && string(f.Text) != "null"
+	b.IsError, errIsError = boolField(f.IsError)
+	for _, fe := range [...]struct {
+		name, blockType string
+		err             error
+	}{
+		{"id", "tool_use", errID},
+		{"name", "tool_use", errName},
+		{"tool_use_id", "tool_result", errToolUseID},
+		{"text", "text", errText},
+		{"is_error", "tool_result", errIsError},
 	} {
-		if err != nil {
-			return Block{}, err
+		if fe.err != nil && b.Type == fe.blockType {
+			return Block{}, fmt.Errorf("%s %q: %w", b.Type, fe.name, fe.err)
 		}
-	}
-	if text != nil {
-		b.Text, b.HasText = *text, true
 	}
 	if (b.Type == "image" || b.Type == "document") && len(f.Source) > 0 && string(f.Source) != "null" {
-		if err := json.Unmarshal(f.Source, &src); err != nil {
+		src := new(Source)
+		if err := json.Unmarshal(f.Source, src); err != nil {
 			return Block{}, fmt.Errorf("%s \"source\": %w", b.Type, err)
 		}
-		b.Source = &src
+		b.Source = src
 	}
 	return b, nil
+}
+
+// stringField decodes val, a member of a block, into a string as
+// json.Unmarshal does: "" for a missing or null member, and "" with
+// json.Unmarshal's error for one that is not a string.
+func stringField(val json.RawMessage) (string, error) {
+	if len(val) == 0 || string(val) == "null" {
+		return "", nil
+	}
+	var s string
+	if fastField(val, &s) {
+		return s, nil
+	}
+	return unmarshalString(val)
+}
+
+// unmarshalString is stringField's slow path, apart so that only it puts a
+// string on the heap for json.Unmarshal.
+func unmarshalString(val json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(val, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// boolField is stringField for a bool: false for a missing or null member,
+// and false with json.Unmarshal's error for one that is not a bool.
+func boolField(val json.RawMessage) (bool, error) {
+	switch string(val) {
+	case "", "null", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	}
+	var v bool
+	if err := json.Unmarshal(val, &v); err != nil {
+		return false, err
+	}
+	return v, nil
 }
 
 // fastField decodes val, a valid JSON value (white space around it

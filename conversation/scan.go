@@ -3,7 +3,6 @@ package conversation
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -225,8 +224,12 @@ var blockKeys = [...]string{"type", "id", "name", "tool_use_id", "text", "input"
 // quote to quote). Anything unusual (white space, escaped or differently
 // cased keys, a "type" that is not a string, invalid UTF-8) goes to ParseBlock, so the
 // result and the errors are ParseBlock's.
-func parseValidBlock(raw json.RawMessage) (Block, error) {
-	f, ok := scanBlockFields(raw)
+func parseValidBlock(raw json.RawMessage) (Block, error) { return parseBlockOf(raw, false) }
+
+// parseBlockOf is parseValidBlock, for a block known to be valid UTF-8 too
+// when validUTF8 is set (a block of a content that was checked whole).
+func parseBlockOf(raw json.RawMessage, validUTF8 bool) (Block, error) {
+	f, ok := scanBlockFields(raw, validUTF8)
 	if !ok {
 		return ParseBlock(raw)
 	}
@@ -241,34 +244,40 @@ func parseBlock(raw json.RawMessage) (Block, error) {
 	return ParseBlock(raw)
 }
 
-func scanBlockFields(raw []byte) (blockFields, bool) {
+func scanBlockFields(raw []byte, validUTF8 bool) (blockFields, bool) {
 	var f blockFields
 	p := &scanner{b: raw}
 	// encoding/json turns invalid UTF-8 in strings into U+FFFD.
-	if !utf8.Valid(raw) || !p.eat('{') {
+	if !validUTF8 && !utf8.Valid(raw) || !p.eat('{') {
 		return f, false
 	}
 	if p.eat('}') {
 		return f, p.i == len(raw)
 	}
 	for {
+		// The key's bytes are its value: one with an escape goes to
+		// encoding/json.
 		kstart := p.i
-		key, ok := p.str()
-		if !ok || bytes.IndexByte(raw[kstart:p.i], '\\') >= 0 || !p.eat(':') {
+		kend, ok := skipString(raw, kstart)
+		if !ok {
+			return f, false
+		}
+		key := raw[kstart+1 : kend-1]
+		p.i = kend
+		if bytes.IndexByte(key, '\\') >= 0 || !p.eat(':') {
 			return f, false
 		}
 		val, ok := p.value()
 		if !ok {
 			return f, false
 		}
-		switch key {
+		switch string(key) {
 		case "type":
 			switch {
 			case string(val) == "null":
 				f.Type = nil
 			case val[0] == '"' && bytes.IndexByte(val, '\\') < 0:
-				t := string(val[1 : len(val)-1])
-				f.Type = &t
+				f.Type = blockType(val[1 : len(val)-1])
 			default:
 				return f, false
 			}
@@ -290,7 +299,7 @@ func scanBlockFields(raw []byte) (blockFields, bool) {
 			f.Source = val
 		default:
 			for _, k := range blockKeys {
-				if strings.EqualFold(key, k) {
+				if bytes.EqualFold(key, []byte(k)) {
 					return f, false // encoding/json would match it
 				}
 			}
@@ -302,4 +311,20 @@ func scanBlockFields(raw []byte) (blockFields, bool) {
 			return f, false
 		}
 	}
+}
+
+// blockTypes are the block types a turn holds most, so that naming one
+// costs no allocation.
+var blockTypes = [...]string{"text", "tool_use", "tool_result", "image", "document", "thinking",
+	"redacted_thinking", "server_tool_use", "web_search_tool_result", "search_result"}
+
+// blockType returns a pointer to the string t.
+func blockType(t []byte) *string {
+	for i := range blockTypes {
+		if string(t) == blockTypes[i] {
+			return &blockTypes[i]
+		}
+	}
+	s := string(t)
+	return &s
 }

@@ -22,13 +22,25 @@ type Turn struct {
 	// "usage" the assistant records, as raw JSON. They are stored and read
 	// back unchanged.
 	Extra map[string]json.RawMessage
+
+	// saved is the turn's stored form, when Memory.Save made the turn
+	// (save.go); Clone and a Turn built anew leave it out.
+	saved *savedForm
 }
 
 // MarshalJSON writes {"messages":[...]} followed by the extra keys in sorted
 // order, so a turn always encodes to the same bytes. This is the stored
 // form: each message is written with its own extra keys too, after role and
 // content, in sorted order.
+//
+// The turn that [Memory.Save] hands to [Store.Append] carries the bytes
+// Save wrote as it validated it, and MarshalJSON returns them as they are,
+// without encoding or checking the turn again; the store must not change
+// them, nor the turn's messages.
 func (t Turn) MarshalJSON() ([]byte, error) {
+	if t.saved.of(t) {
+		return t.saved.data, nil
+	}
 	var b bytes.Buffer
 	// One allocation for the usual turn: the contents, and room for
 	// each message's role and keys and the turn's.

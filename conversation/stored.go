@@ -29,8 +29,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func Checksum(data []byte) uint32 { return crc32.Checksum(data, castagnoli) }
 
 // ToolUseIDs returns the ids of the tool_use blocks of t's assistant
-// messages, in order, or nil if it has none.
+// messages, in order, or nil if it has none. For the turn that
+// [Memory.Save] hands to [Store.Append] they are the ids Save found as it
+// validated it.
 func (t Turn) ToolUseIDs() []string {
+	if t.saved.of(t) {
+		return slices.Clip(t.saved.ids)
+	}
 	var ids []string
 	for _, m := range t.Messages {
 		if m.Role != RoleAssistant || !bytes.Contains(m.Content, []byte(`"tool_use"`)) {

@@ -46,13 +46,32 @@ var ErrInvalidTurn = errors.New("invalid turn")
 //
 // The error wraps [ErrInvalidTurn] and names the message at fault.
 func ValidateTurn(msgs []Message) error {
+	_, err := checkTurn(msgs, func(i int) (bool, []Block, error) {
+		if !utf8.Valid(msgs[i].Content) {
+			return false, nil, nil
+		}
+		blocks, err := msgs[i].Blocks()
+		return true, blocks, err
+	})
+	return err
+}
+
+// checkTurn is ValidateTurn with the parse of each message's content left
+// to contentOf, which reports whether message i's content is valid UTF-8
+// and, if it is, its blocks as [Message.Blocks] returns them; checkTurn
+// asks for each message once, in order, once the checks of the messages
+// before it have passed. When msgs is a valid turn it returns the ids
+// [Turn.ToolUseIDs] gives for it, taken from the same blocks, provided
+// every message's content is compact, as a sanitised message's is.
+func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []Block, err error)) (toolUseIDs []string, err error) {
 	if len(msgs) == 0 {
-		return fmt.Errorf("%w: a turn needs at least one message", ErrInvalidTurn)
+		return nil, fmt.Errorf("%w: a turn needs at least one message", ErrInvalidTurn)
 	}
 	if msgs[0].Role != RoleUser {
-		return fmt.Errorf("%w: messages.0: the first message must use the \"user\" role, not %q", ErrInvalidTurn, msgs[0].Role)
+		return nil, fmt.Errorf("%w: messages.0: the first message must use the \"user\" role, not %q", ErrInvalidTurn, msgs[0].Role)
 	}
-	seen := map[string]bool{}
+	var seen map[string]bool // made at the first id: a text turn needs none
+	var ids []string
 	var pending []string     // tool_use ids the previous message left to answer
 	var serverCalls []string // server tool calls not answered yet, in order
 	for i, m := range msgs {
@@ -60,81 +79,93 @@ func ValidateTurn(msgs []Message) error {
 			return fmt.Errorf("%w: messages.%d: %s", ErrInvalidTurn, i, fmt.Sprintf(format, args...))
 		}
 		if m.Role != RoleUser && m.Role != RoleAssistant {
-			return bad("role must be \"user\" or \"assistant\", not %q", m.Role)
+			return nil, bad("role must be \"user\" or \"assistant\", not %q", m.Role)
 		}
-		if !utf8.Valid(m.Content) {
-			return bad("content is not valid UTF-8")
+		validUTF8, blocks, err := contentOf(i)
+		if !validUTF8 {
+			return nil, bad("content is not valid UTF-8")
 		}
-		blocks, err := m.Blocks()
 		if err != nil {
-			return bad("content: %v", err)
+			return nil, bad("content: %v", err)
 		}
 		if len(blocks) == 0 {
-			return bad("all messages must have non-empty content")
+			return nil, bad("all messages must have non-empty content")
 		}
 		var uses, results []string
 		resultsDone := false
 		for j, b := range blocks {
 			switch b.Type {
 			case "":
-				return bad("content.%d: block type must not be empty", j)
+				return nil, bad("content.%d: block type must not be empty", j)
 			case "text":
 				if !b.HasText || strings.TrimFunc(b.Text, unicode.IsSpace) == "" {
 					if m.IsString() {
-						return bad("text content blocks must contain non-whitespace text")
+						return nil, bad("text content blocks must contain non-whitespace text")
 					}
-					return bad("content.%d: text content blocks must contain non-whitespace text", j)
+					return nil, bad("content.%d: text content blocks must contain non-whitespace text", j)
 				}
 			case "tool_use":
 				if m.Role != RoleAssistant {
-					return bad("content.%d: tool_use blocks are only allowed in assistant messages", j)
+					return nil, bad("content.%d: tool_use blocks are only allowed in assistant messages", j)
 				}
 				if b.ID == "" || b.Name == "" {
-					return bad("content.%d: tool_use needs an id and a name", j)
+					return nil, bad("content.%d: tool_use needs an id and a name", j)
 				}
 				if !isObject(b.Input) {
-					return bad("content.%d.input: tool_use input must be a JSON object", j)
+					return nil, bad("content.%d.input: tool_use input must be a JSON object", j)
 				}
 				if seen[b.ID] {
-					return bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
+					return nil, bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
+				}
+				if seen == nil {
+					seen = map[string]bool{}
 				}
 				seen[b.ID] = true
 				uses = append(uses, b.ID)
+				// Turn.ToolUseIDs finds tool_use blocks by their
+				// bytes: one whose type is written with an escape
+				// is not among its ids, and so not here.
+				if bytes.Contains(b.Raw, []byte(`"tool_use"`)) {
+					ids = append(ids, b.ID)
+				}
 			case "tool_result":
 				if m.Role != RoleUser {
-					return bad("content.%d: tool_result blocks are only allowed in user messages", j)
+					return nil, bad("content.%d: tool_result blocks are only allowed in user messages", j)
 				}
 				if resultsDone {
-					return bad("content.%d: tool_result blocks must come before any other content", j)
+					return nil, bad("content.%d: tool_result blocks must come before any other content", j)
 				}
 				if !slices.Contains(pending, b.ToolUseID) || slices.Contains(results, b.ToolUseID) {
-					return bad("content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", j, b.ToolUseID)
+					return nil, bad("content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", j, b.ToolUseID)
 				}
 				if err := checkResultContent(b.Content); err != nil {
-					return bad("content.%d.content%s", j, err)
+					return nil, bad("content.%d.content%s", j, err)
 				}
 				results = append(results, b.ToolUseID)
 			default:
 				switch {
 				case IsServerToolUse(b.Type):
 					if m.Role != RoleAssistant {
-						return bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
+						return nil, bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
 					}
 					if b.ID == "" {
-						return bad("content.%d: %s needs an id", j, b.Type)
+						return nil, bad("content.%d: %s needs an id", j, b.Type)
 					}
 					if seen[b.ID] {
-						return bad("content.%d: tool use ids must be unique: %s", j, b.ID)
+						return nil, bad("content.%d: tool use ids must be unique: %s", j, b.ID)
+					}
+					if seen == nil {
+						seen = map[string]bool{}
 					}
 					seen[b.ID] = true
 					serverCalls = append(serverCalls, b.ID)
 				case IsServerToolResult(b.Type):
 					if m.Role != RoleAssistant {
-						return bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
+						return nil, bad("content.%d: %s blocks are only allowed in assistant messages", j, b.Type)
 					}
 					k := slices.Index(serverCalls, b.ToolUseID)
 					if k < 0 {
-						return bad("content.%d: %s answers %q, which no server tool call before it in this turn made and left unanswered", j, b.Type, b.ToolUseID)
+						return nil, bad("content.%d: %s answers %q, which no server tool call before it in this turn made and left unanswered", j, b.Type, b.ToolUseID)
 					}
 					serverCalls = slices.Delete(serverCalls, k, k+1)
 				}
@@ -151,21 +182,21 @@ func ValidateTurn(msgs []Message) error {
 				}
 			}
 			if len(missing) > 0 {
-				return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+				return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
 					ErrInvalidTurn, i-1, strings.Join(missing, ", "))
 			}
 		}
 		pending = uses
 	}
 	if len(pending) > 0 {
-		return fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
+		return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
 			ErrInvalidTurn, len(msgs)-1, strings.Join(pending, ", "))
 	}
 	if len(serverCalls) > 0 {
-		return fmt.Errorf("%w: server tool calls without a result in the turn: %s. A turn must not end on an unanswered server tool call (a turn paused by the API is continued before it is stored).",
+		return nil, fmt.Errorf("%w: server tool calls without a result in the turn: %s. A turn must not end on an unanswered server tool call (a turn paused by the API is continued before it is stored).",
 			ErrInvalidTurn, strings.Join(serverCalls, ", "))
 	}
-	return nil
+	return ids, nil
 }
 
 // IsServerToolUse reports whether a content block type is a call of a
@@ -203,7 +234,7 @@ func checkResultContent(content json.RawMessage) error {
 		return fmt.Errorf(": %v", err)
 	}
 	for k, raw := range raws {
-		b, err := ParseBlock(raw)
+		b, err := parseValidBlock(raw) // content is one of a valid message's blocks
 		if err != nil {
 			return fmt.Errorf(".%d: %v", k, err)
 		}
