@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -342,7 +343,9 @@ func fastField(val json.RawMessage, dst any) bool {
 			*d = s
 			return true
 		case **string:
-			*d = &s
+			p := new(string) // only here: s stays off the heap for a *string
+			*p = s
+			*d = p
 			return true
 		}
 		return false
@@ -363,9 +366,10 @@ func unescape(in []byte) (string, bool) {
 	if k < 0 {
 		return string(in), true
 	}
-	out := make([]byte, 0, len(in))
+	var out strings.Builder // one allocation: String does not copy
+	out.Grow(len(in))
 	for k >= 0 {
-		out = append(out, in[:k]...)
+		out.Write(in[:k])
 		if k+1 >= len(in) {
 			return "", false
 		}
@@ -386,11 +390,12 @@ func unescape(in []byte) (string, bool) {
 		default:
 			return "", false
 		}
-		out = append(out, c)
+		out.WriteByte(c)
 		in = in[k+2:]
 		k = bytes.IndexByte(in, '\\')
 	}
-	return string(append(out, in...)), true
+	out.Write(in)
+	return out.String(), true
 }
 
 // IsString reports whether the content is a plain JSON string.

@@ -55,8 +55,15 @@ func prepareTurn(turn Turn) (Turn, error) {
 	}
 	n := len(turn.Messages)
 	clean := Turn{Messages: make([]Message, n), Extra: extra}
-	parsed := make([]parsedContent, n)
-	var blocks []Block // every message's, one after another
+	// The usual turn's parse stays on the stack; its blocks, every
+	// message's one after another, take one allocation.
+	var parsedBuf [8]parsedContent
+	parsed := parsedBuf[:0]
+	if n > len(parsedBuf) {
+		parsed = make([]parsedContent, 0, n)
+	}
+	parsed = parsed[:n]
+	blocks := make([]Block, 0, 2*n)
 	for i, msg := range turn.Messages {
 		if clean.Messages[i], blocks, parsed[i], err = sanitizeParsed(msg, blocks); err != nil {
 			return Turn{}, fmt.Errorf("%w: messages.%d: %v", ErrInvalidTurn, i, err)
@@ -95,27 +102,52 @@ func sanitizeParsed(m Message, all []Block) (Message, []Block, parsedContent, er
 	if !validJSON(content) {
 		return Message{}, all, parsedContent{}, errors.New("content is not valid JSON")
 	}
-	if content[0] == '[' && (bytes.Contains(content, []byte(`"image"`)) || bytes.Contains(content, []byte(`"document"`))) {
+	// Sanitize replaces blocks only in content that names "image" or
+	// "document"; the blocks tell, without a search of the bytes, when
+	// there is nothing it could replace or fail on: no image or document
+	// block and no tool_result with blocks of its own.
+	start := len(all)
+	p := parsedContent{validUTF8: utf8.Valid(content)}
+	if p.validUTF8 {
+		all, p.err = appendBlocks(all, content)
+		p.blocks = all[start:len(all):len(all)]
+	}
+	if content[0] == '[' && (!p.validUTF8 || p.err != nil || replaceable(p.blocks)) &&
+		(bytes.Contains(content, []byte(`"image"`)) || bytes.Contains(content, []byte(`"document"`))) {
 		out, changed, err := sanitizeBlocks(content)
 		if err != nil {
 			return Message{}, all, parsedContent{}, err
 		}
-		if changed && needsCompact(out) {
-			out = compact(out) // what Turn.MarshalJSON would write
+		if changed {
+			if needsCompact(out) {
+				out = compact(out) // what Turn.MarshalJSON would write
+			}
+			content = out
+			all = all[:start]
+			p = parsedContent{validUTF8: utf8.Valid(content)}
+			if p.validUTF8 {
+				all, p.err = appendBlocks(all, content)
+				p.blocks = all[start:len(all):len(all)]
+			}
 		}
-		content = out
 	}
 	extra, err := cleanExtra(m.Extra, "role", "content")
 	if err != nil {
 		return Message{}, all, parsedContent{}, err
 	}
-	p := parsedContent{validUTF8: utf8.Valid(content)}
-	if p.validUTF8 {
-		start := len(all)
-		all, p.err = appendBlocks(all, content)
-		p.blocks = all[start:len(all):len(all)]
-	}
 	return Message{Role: m.Role, Content: content[:len(content):len(content)], Extra: extra}, all, p, nil
+}
+
+// replaceable reports whether sanitizeBlocks could replace or fail on a
+// block of blocks: whether one is an image or a document, or a tool_result
+// whose content is blocks.
+func replaceable(blocks []Block) bool {
+	for _, b := range blocks {
+		if b.Type == "image" || b.Type == "document" || b.Type == "tool_result" && len(b.Content) > 0 && b.Content[0] == '[' {
+			return true
+		}
+	}
+	return false
 }
 
 // appendBlocks appends the blocks of content, compact, valid JSON in valid
@@ -124,11 +156,9 @@ func sanitizeParsed(m Message, all []Block) (Message, []Block, parsedContent, er
 func appendBlocks(dst []Block, content []byte) ([]Block, error) {
 	switch content[0] {
 	case '"':
-		s, ok := unescape(content[1 : len(content)-1])
-		if !ok {
-			if err := json.Unmarshal(content, &s); err != nil {
-				return dst, err
-			}
+		s, err := stringField(content)
+		if err != nil {
+			return dst, err
 		}
 		return append(dst, Block{Type: "text", Text: s, HasText: true}), nil
 	case '[':

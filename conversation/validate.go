@@ -70,7 +70,8 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 	if msgs[0].Role != RoleUser {
 		return nil, fmt.Errorf("%w: messages.0: the first message must use the \"user\" role, not %q", ErrInvalidTurn, msgs[0].Role)
 	}
-	var seen map[string]bool // made at the first id: a text turn needs none
+	var seenBuf [8]string
+	seen := idSet{list: seenBuf[:0]} // the ids of tool calls so far
 	var ids []string
 	var pending []string     // tool_use ids the previous message left to answer
 	var serverCalls []string // server tool calls not answered yet, in order
@@ -114,13 +115,10 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 				if !isObject(b.Input) {
 					return nil, bad("content.%d.input: tool_use input must be a JSON object", j)
 				}
-				if seen[b.ID] {
+				if seen.has(b.ID) {
 					return nil, bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
 				}
-				if seen == nil {
-					seen = map[string]bool{}
-				}
-				seen[b.ID] = true
+				seen = seen.add(b.ID)
 				uses = append(uses, b.ID)
 				// Turn.ToolUseIDs finds tool_use blocks by their
 				// bytes: one whose type is written with an escape
@@ -151,13 +149,10 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 					if b.ID == "" {
 						return nil, bad("content.%d: %s needs an id", j, b.Type)
 					}
-					if seen[b.ID] {
+					if seen.has(b.ID) {
 						return nil, bad("content.%d: tool use ids must be unique: %s", j, b.ID)
 					}
-					if seen == nil {
-						seen = map[string]bool{}
-					}
-					seen[b.ID] = true
+					seen = seen.add(b.ID)
 					serverCalls = append(serverCalls, b.ID)
 				case IsServerToolResult(b.Type):
 					if m.Role != RoleAssistant {
@@ -197,6 +192,40 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 			ErrInvalidTurn, strings.Join(serverCalls, ", "))
 	}
 	return ids, nil
+}
+
+// idSet is a set of tool ids: a list while it is short, as a turn's is,
+// and a map beyond.
+type idSet struct {
+	list []string
+	m    map[string]bool
+}
+
+func (s idSet) has(id string) bool {
+	if s.m != nil {
+		return s.m[id]
+	}
+	for _, v := range s.list {
+		if v == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s idSet) add(id string) idSet {
+	if s.m != nil {
+		s.m[id] = true
+		return s
+	}
+	s.list = append(s.list, id)
+	if len(s.list) > 32 {
+		s.m = make(map[string]bool, 2*len(s.list))
+		for _, v := range s.list {
+			s.m[v] = true
+		}
+	}
+	return s
 }
 
 // IsServerToolUse reports whether a content block type is a call of a
