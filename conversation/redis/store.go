@@ -394,25 +394,12 @@ const listBatch = 1000
 // in the result. Turns counts the stored turns, including any that Load
 // would drop as invalid.
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
-	seen := map[string]bool{} // SCAN may return a key twice
+	seen := map[string]bool{}
 	var phones []string
 	for _, kind := range []string{convKind, lastKind} {
-		prefix := s.prefix + kind
-		var cursor uint64
-		for {
-			keys, next, err := s.rdb.Scan(ctx, cursor, globEscape(prefix)+"*", listBatch).Result()
-			if err != nil {
-				return nil, fmt.Errorf("redis: list: %w", err)
-			}
-			for _, k := range keys {
-				if p := strings.TrimPrefix(k, prefix); !seen[p] {
-					seen[p] = true
-					phones = append(phones, p)
-				}
-			}
-			if cursor = next; cursor == 0 {
-				break
-			}
+		var err error
+		if phones, err = s.scanSuffixes(ctx, s.prefix+kind, seen, phones); err != nil {
+			return nil, fmt.Errorf("redis: list: %w", err)
 		}
 	}
 	slices.Sort(phones)
@@ -491,3 +478,26 @@ func parseMicros(s string) (time.Time, bool) {
 // maskPhone hides a number in the log; it is named so that it can be
 // called where "phone" is a conversation key.
 var maskPhone = phone.Mask
+
+// scanSuffixes appends to out what follows prefix in each key that starts
+// with it and is not in seen yet, and adds it to seen: SCAN may return a
+// key twice, and a phone may have keys of two kinds. It scans listBatch
+// keys a call, so it never blocks Redis as KEYS would.
+func (s *Store) scanSuffixes(ctx context.Context, prefix string, seen map[string]bool, out []string) ([]string, error) {
+	var cursor uint64
+	for {
+		keys, next, err := s.rdb.Scan(ctx, cursor, globEscape(prefix)+"*", listBatch).Result()
+		if err != nil {
+			return out, err
+		}
+		for _, k := range keys {
+			if p := strings.TrimPrefix(k, prefix); !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out, nil
+		}
+	}
+}

@@ -104,24 +104,9 @@ func (s *Store) AddUsage(ctx context.Context, phone string, at time.Time, u conv
 // result. Fields that are not a day's count (written by someone else) are
 // left out.
 func (s *Store) UsageSince(ctx context.Context, since time.Time) ([]conversation.DailyUsage, error) {
-	prefix := s.usageKey("")
-	seen := map[string]bool{}
-	var phones []string
-	var cursor uint64
-	for {
-		keys, next, err := s.rdb.Scan(ctx, cursor, globEscape(prefix)+"*", listBatch).Result()
-		if err != nil {
-			return nil, fmt.Errorf("redis: usage: %w", err)
-		}
-		for _, k := range keys {
-			if p := strings.TrimPrefix(k, prefix); !seen[p] {
-				seen[p] = true
-				phones = append(phones, p)
-			}
-		}
-		if cursor = next; cursor == 0 {
-			break
-		}
+	phones, err := s.scanSuffixes(ctx, s.usageKey(""), map[string]bool{}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("redis: usage: %w", err)
 	}
 	from := conversation.UsageDay(since)
 	out := []conversation.DailyUsage{}

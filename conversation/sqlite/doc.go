@@ -34,8 +34,9 @@
 // [Options].ReadOnly opens a store that only reads, for commands that look
 // at conversations or usage while a server may be writing: it creates no
 // file (not the database, not its -wal or -shm), runs no migration, changes
-// nothing, and reports a database of another schema version
-// ([ErrSchemaTooOld], [ErrSchemaTooNew]) or a damaged file ([ErrCorrupt]).
+// nothing, reads the previous release's schema (version 5) as it is, and
+// reports a database of an older or newer schema ([ErrSchemaTooOld],
+// [ErrSchemaTooNew]) or a damaged file ([ErrCorrupt]).
 // While a writer has the database open it reads the writer's latest commits
 // through the -wal and -shm without writing to them; with none, it reads
 // the main file with SQLite's immutable=1 and checks that the file did not

@@ -23,10 +23,19 @@ var ErrReadOnlyStore = errors.New("the store is opened read-only")
 var ErrCorrupt = errors.New("the database is damaged or is not an SQLite database")
 
 // ErrSchemaTooOld is returned by [Open] with [Options].ReadOnly when the
-// database was written by an older version of this program, or holds no
-// tables of it yet: a read-only store runs no migrations. Opening it once
-// without ReadOnly upgrades it.
+// database was written by a version of this program whose schema is older
+// than the reads need (before schema version 5), or holds no tables of it
+// yet: a read-only store runs no
+// migrations. Opening it once without ReadOnly upgrades it.
 var ErrSchemaTooOld = errors.New("database schema is older than this program")
+
+// readableFrom is the oldest schema version a read-only store reads as it
+// is: the reads find every table and column they use from version 5 on
+// (0006 added turn_ids, which only saves read and write), so a database
+// the previous release wrote can be listed and shown before a writing
+// command upgrades it. A migration that changes what a read uses must
+// raise it.
+const readableFrom = 5
 
 // Primary result codes that a read-only store explains or works around.
 const (
@@ -409,9 +418,9 @@ func openReadOnly(path string, o Options) (*Store, error) {
 	case version == 0:
 		return nil, fmt.Errorf("sqlite: open %s: %w: the database has no mombot tables (another program's?); a command that writes (mombot serve, ask, chat or history clear) would add them",
 			path, ErrSchemaTooOld)
-	case version < len(migrations):
-		return nil, fmt.Errorf("sqlite: open %s: %w: it was written by an older mombot (schema version %d; this one reads %d). A command that writes (mombot serve, ask, chat or history clear) upgrades it when it opens it; read-only commands never change it",
-			path, ErrSchemaTooOld, version, len(migrations))
+	case version < readableFrom:
+		return nil, fmt.Errorf("sqlite: open %s: %w: it was written by an older mombot (schema version %d; this one reads %d and later). A command that writes (mombot serve, ask, chat or history clear) upgrades it when it opens it; read-only commands never change it",
+			path, ErrSchemaTooOld, version, readableFrom)
 	}
 	return &Store{path: path, ro: r, log: o.Logger}, nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -70,8 +71,8 @@ func TestReadOnlySchemas(t *testing.T) {
 		want  error
 		words []string
 	}{
-		{"version 1", withVersion(1), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 1; this one reads %d)", len(migrations)), "mombot serve", "upgrades it"}},
-		{"version 4", withVersion(4), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 4; this one reads %d)", len(migrations))}},
+		{"version 1", withVersion(1), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 1; this one reads %d and later)", readableFrom), "mombot serve", "upgrades it"}},
+		{"version 4", withVersion(4), ErrSchemaTooOld, []string{fmt.Sprintf("written by an older mombot (schema version 4; this one reads %d and later)", readableFrom)}},
 		{"version 99", withVersion(99), ErrSchemaTooNew, []string{fmt.Sprintf("written by a newer mombot (schema version 99; this one knows up to %d)", len(migrations))}},
 		{"another program's", func(ctx context.Context, path string) {
 			db := rawOpen(t, path)
@@ -123,6 +124,73 @@ func TestReadOnlySchemas(t *testing.T) {
 		t.Fatalf("Open(ReadOnly) after the upgrade: %v", err)
 	}
 	s.Close()
+}
+
+// TestReadOnlyReadsThePreviousSchema: a database the previous release
+// wrote (schema 5, before 0006's turn index) is read as it is, so that
+// history list and show work after an upgrade of the binary before any
+// writing command has run, and is left at version 5, unchanged.
+func TestReadOnlyReadsThePreviousSchema(t *testing.T) {
+	if readableFrom != 5 || len(migrations) < 6 || !strings.Contains(migrations[5].name, "turn_index") {
+		t.Fatalf("this test makes a version-5 database by undoing 0006_turn_index; readableFrom is %d", readableFrom)
+	}
+	ctx := context.Background()
+	const phone = "+14155551234"
+	var want []byte
+	path := closedDB(t, func(ctx context.Context, path string) {
+		w, err := Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mem, _ := conversation.New(w, nil)
+		if err := mem.SaveTurn(ctx, phone, []conversation.Message{
+			conversation.UserText("what is on the list?"),
+			conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("milk and eggs")),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := mem.Peek(ctx, phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, err = json.Marshal(msgs); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		// What the previous release's database looks like: no turn_ids.
+		db := rawOpen(t, path)
+		for _, q := range []string{`ALTER TABLE conversations DROP COLUMN turn_ids`, `UPDATE schema_version SET version = 5`} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		db.Close()
+	})
+	before := fileState(t, path)
+
+	r, err := Open(path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open(ReadOnly) of version 5: %v", err)
+	}
+	mem, _ := conversation.New(r, nil)
+	msgs, err := mem.Peek(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(msgs); string(got) != string(want) {
+		t.Errorf("history read from version 5:\n%s\nwant\n%s", got, want)
+	}
+	if sums, err := mem.List(ctx); err != nil || len(sums) != 1 || sums[0].Turns != 1 {
+		t.Errorf("List = %+v, %v; want one conversation of one turn", sums, err)
+	}
+	r.Close()
+
+	if after := fileState(t, path); !maps.Equal(after, before) {
+		t.Errorf("the read-only store changed the files: %v, was %v", after, before)
+	}
+	if got := schemaVersion(t, rawOpen(t, path)); got != 5 {
+		t.Errorf("schema version %d after the read, want 5", got)
+	}
 }
 
 // TestReadOnlyReadsAgainAfterAChange: a read of a database with no -wal
