@@ -170,7 +170,10 @@ type Store interface {
 	//
 	// The turn has passed [ValidateTurn] ([Memory.Save] checks it), so a
 	// store may mark it as its own (see [Checksum]) and not validate it
-	// again on load. In the same atomic step Append refuses, with an error
+	// again on load. A turn from Memory.Save carries the bytes and tool
+	// ids Save worked out as it checked it: the store's calls of
+	// [Turn.MarshalJSON] and [Turn.ToolUseIDs] return them without
+	// encoding or parsing the turn again. In the same atomic step Append refuses, with an error
 	// wrapping [ErrInvalidTurn], a turn that reuses a tool_use id of a
 	// turn that stays next to it ([KeptTurns], [CheckToolIDs]); stores keep
 	// each turn's ids so that this needs no load of the conversation.
