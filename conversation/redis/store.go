@@ -93,9 +93,6 @@ end
 // fail (a key of another type) is read before the first write.
 var appendScript = goredis.NewScript(luaLines + `
 local now, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
-local function expired(l)
-	return not l or (now - l) * 1000 > tonumber(ARGV[2])
-end
 -- The kept turns' head lines are body from keep on, each line ending in a
 -- newline: found by position, without copying them out of the head.
 local body, keep = '', 1
@@ -105,7 +102,7 @@ local moved       -- elements moved over from the older layout
 local oldLast     -- the older layout's last activity
 local head = redis.call('LINDEX', KEYS[1], 0)
 local last = head and lastOf(head)
-if last and not expired(last) then
+if last and (now - last) * 1000 <= tonumber(ARGV[2]) then
 	body = head
 	keep = string.find(head, '\n', 1, true) + 1
 	local pos = keep
@@ -133,7 +130,7 @@ if last and not expired(last) then
 	end
 elseif not last then
 	oldLast = redis.call('GET', KEYS[2])
-	if oldLast and not expired(tonumber(oldLast)) then
+	if oldLast and tonumber(oldLast) and (now - tonumber(oldLast)) * 1000 <= tonumber(ARGV[2]) then
 		moved = {}
 		if cap ~= 1 then
 			moved = redis.call('LRANGE', KEYS[3], cap > 0 and 1 - cap or 0, -1)
@@ -147,8 +144,15 @@ elseif not last then
 end
 if #ARGV >= 6 and keep <= #body then
 	for i = 6, #ARGV do
-		if string.find(body, ' ' .. ARGV[i] .. ' ', keep, true) or string.find(body, ' ' .. ARGV[i] .. '\n', keep, true) then
-			return ARGV[i]
+		local id, from = ' ' .. ARGV[i], keep
+		while true do
+			local at, stop = string.find(body, id, from, true)
+			if not at then break end
+			local after = string.byte(body, stop + 1)
+			if after == 32 or after == 10 then
+				return ARGV[i]
+			end
+			from = at + 1
 		end
 	end
 end

@@ -770,6 +770,36 @@ func TestToolIDsMatchWhole(t *testing.T) {
 	}
 }
 
+// TestToolIDsAfterLongerOne: an id is refused when a kept turn has it
+// after a longer id that starts with it, which the script's search passes
+// over before finding the id itself.
+func TestToolIDsAfterLongerOne(t *testing.T) {
+	prefix := newPrefix(t)
+	s := open(t, prefix, nil)
+	ctx := context.Background()
+	now := storetest.Start
+	kept := conversation.Turn{Messages: []conversation.Message{
+		conversation.UserText("two calls"),
+		conversation.NewMessage(conversation.RoleAssistant,
+			[]byte(`{"type":"tool_use","id":"abc","name":"f","input":{}}`),
+			[]byte(`{"type":"tool_use","id":"ab","name":"f","input":{}}`)),
+		conversation.NewMessage(conversation.RoleUser,
+			[]byte(`{"type":"tool_result","tool_use_id":"abc","content":"1"}`),
+			[]byte(`{"type":"tool_result","tool_use_id":"ab","content":"2"}`)),
+		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("done")),
+	}}
+	if err := s.Append(ctx, "+1", kept, now, lim); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Append(ctx, "+1", conversation.Turn{Messages: storetest.ToolTurn("q", "ab", "r", "ok")}, now, lim)
+	if !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("id %q after %q in a kept turn: Append err = %v, want ErrInvalidTurn", "ab", "abc", err)
+	}
+	if err := s.Append(ctx, "+1", conversation.Turn{Messages: storetest.ToolTurn("q", "a", "r", "ok")}, now, lim); err != nil {
+		t.Fatalf("id %q, part of kept ids only: Append err = %v", "a", err)
+	}
+}
+
 // TestCapEdges: with a cap of one turn no turn stays next to a new one, so
 // its tool ids are free again; with no cap (0) every turn stays, and so do
 // their ids.
