@@ -38,7 +38,7 @@ func (t Turn) ToolUseIDs() []string {
 	}
 	var ids []string
 	for _, m := range t.Messages {
-		if m.Role != RoleAssistant || !bytes.Contains(m.Content, []byte(`"tool_use"`)) {
+		if m.Role != RoleAssistant || !mayHoldToolUse(m.Content) {
 			continue
 		}
 		ids = appendToolUseIDs(ids, m)
@@ -68,7 +68,7 @@ func appendToolUseIDs(ids []string, m Message) []string {
 		if !ok || end <= i {
 			return ids
 		}
-		if raw := c[i:end]; bytes.Contains(raw, []byte(`"tool_use"`)) {
+		if raw := c[i:end]; mayHoldToolUse(raw) {
 			if b, err := parseBlock(raw); err == nil && b.Type == "tool_use" {
 				ids = append(ids, b.ID)
 			}
@@ -175,4 +175,11 @@ func ParseStoredTurns(data []byte) ([]Turn, error) {
 		i = end
 	}
 	return out, nil
+}
+
+// mayHoldToolUse reports whether b, JSON, may hold a tool_use block: it
+// names "tool_use", or it has an escape, with which a type can be written
+// ("tool\u005fuse") that only parsing tells.
+func mayHoldToolUse(b []byte) bool {
+	return bytes.Contains(b, []byte(`"tool_use"`)) || bytes.Contains(b, []byte(`\u`))
 }

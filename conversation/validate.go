@@ -120,12 +120,7 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 				}
 				seen = seen.add(b.ID)
 				uses = append(uses, b.ID)
-				// Turn.ToolUseIDs finds tool_use blocks by their
-				// bytes: one whose type is written with an escape
-				// is not among its ids, and so not here.
-				if bytes.Contains(b.Raw, []byte(`"tool_use"`)) {
-					ids = append(ids, b.ID)
-				}
+				ids = append(ids, b.ID)
 			case "tool_result":
 				if m.Role != RoleUser {
 					return nil, bad("content.%d: tool_result blocks are only allowed in user messages", j)

@@ -9,6 +9,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -545,6 +546,20 @@ func testToolIDsUnique(t *testing.T, e *env) {
 	}
 	if h := e.history("+14150000000"); saved != 1 || len(h) != 4 {
 		t.Fatalf("of 4 turns saved at once with one tool id, %d succeeded and %d messages are stored; want 1 and 4", saved, len(h))
+	}
+
+	// A tool_use whose type is written with a JSON escape is a tool_use
+	// all the same: its id is held like any other.
+	escaped := ToolTurn("look up e", "toolu_e", "found e", "e")
+	for i, m := range escaped {
+		if bytes.Contains(m.Content, []byte(`"tool_use"`)) {
+			escaped[i].Content = bytes.Replace(m.Content, []byte(`"tool_use"`), []byte(`"tool\u005fuse"`), 1)
+		}
+	}
+	e.save("+14155550000", escaped...)
+	err = e.mem.SaveTurn(ctx(), "+14155550000", ToolTurn("again", "toolu_e", "found e", "e"))
+	if !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("reusing the id of a tool_use whose type has an escape: SaveTurn err = %v, want ErrInvalidTurn", err)
 	}
 }
 
