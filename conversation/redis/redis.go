@@ -258,17 +258,3 @@ func (s *Store) turnsKey(phone string) string { return s.prefix + turnsKind + ph
 func (s *Store) keys(phone string) []string {
 	return []string{s.convKey(phone), s.lastKey(phone), s.turnsKey(phone), s.prefix + idsKind + phone}
 }
-
-// globEscape escapes the characters that SCAN's MATCH pattern gives a
-// meaning, so that a prefix is matched literally.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\', '^', '-':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/redisglob"
 	"github.com/mombot/mombot/phone"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -490,7 +491,7 @@ var maskPhone = phone.Mask
 func (s *Store) scanSuffixes(ctx context.Context, prefix string, seen map[string]bool, out []string) ([]string, error) {
 	var cursor uint64
 	for {
-		keys, next, err := s.rdb.Scan(ctx, cursor, globEscape(prefix)+"*", listBatch).Result()
+		keys, next, err := s.rdb.Scan(ctx, cursor, redisglob.Prefix(prefix), listBatch).Result()
 		if err != nil {
 			return out, err
 		}

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/redisglob"
 )
 
 // DefaultQueueTTL is how long a sender's queue waits for a replica to take
@@ -178,7 +179,7 @@ func (q *Inbox) Keys(ctx context.Context) ([]string, error) {
 	prefix := q.prefix + "queue:"
 	seen := map[string]bool{}
 	var keys []string
-	iter := q.rdb.Scan(ctx, 0, globEscape(prefix)+"*", 1000).Iterator()
+	iter := q.rdb.Scan(ctx, 0, redisglob.Prefix(prefix), 1000).Iterator()
 	for iter.Next(ctx) {
 		// SCAN may return a key more than once.
 		if k := strings.TrimPrefix(iter.Val(), prefix); !seen[k] {
@@ -190,18 +191,4 @@ func (q *Inbox) Keys(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("redis: inbox keys: %w", err)
 	}
 	return keys, nil
-}
-
-// globEscape escapes the characters that SCAN's MATCH gives a meaning,
-// so that a prefix is matched literally.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\', '^', '-':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

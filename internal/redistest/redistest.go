@@ -14,10 +14,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"os"
-	"strings"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/internal/redisglob"
 )
 
 // EnvURL is the environment variable that names the Redis the tests may
@@ -79,7 +80,7 @@ func Unlink(ctx context.Context, rdb *goredis.Client, prefix string) error {
 	if prefix == "" {
 		return errors.New("redistest: an empty prefix would delete every key; nothing deleted")
 	}
-	iter := rdb.Scan(ctx, 0, escapeGlob(prefix)+"*", 1000).Iterator()
+	iter := rdb.Scan(ctx, 0, redisglob.Prefix(prefix), 1000).Iterator()
 	var batch []string
 	var errs []error
 	flush := func() {
@@ -97,18 +98,4 @@ func Unlink(ctx context.Context, rdb *goredis.Client, prefix string) error {
 	}
 	flush()
 	return errors.Join(append(errs, iter.Err())...)
-}
-
-// escapeGlob quotes the characters of s that a Redis SCAN pattern treats as
-// a pattern.
-func escapeGlob(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch r {
-		case '*', '?', '[', ']', '\\':
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
