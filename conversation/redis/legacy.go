@@ -10,7 +10,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-// Versions before the conversation list kept a conversation in three keys
+// The versions before the list (list.go) kept a conversation in three keys
 // (format 1), which this version reads and moves over:
 //
 //	<prefix>last:<phone>    string: last activity, Unix microseconds
@@ -18,28 +18,38 @@ import (
 //	                        behind a header member (turns.go)
 //	<prefix>ids:<phone>     list: each turn's checksum and tool_use ids, hex
 //
-// A load that finds no list reads them; the first save after the upgrade
-// moves the turns that stay into the list and deletes the three keys, in
-// the append script, so that a conversation is in one layout or the other
-// at every instant; Expire, Delete, Replace and List know both. The keys
-// carried the conversation's TTL, so that an upgrade leaves none of them
-// after the inactivity timeout.
+// A load that finds neither hash nor list reads them; the first save after
+// the upgrade moves the turns that stay into the hash and deletes the three
+// keys, in the append script, so that a conversation is in one layout or
+// the other at every instant; Expire, Delete, Replace and List know every
+// layout. The keys carried the conversation's TTL, so that an upgrade
+// leaves none of them after the inactivity timeout.
 
-// loadLegacy reads phone's conversation when its list was found empty or
-// without a head: in one MULTI/EXEC, the list again (a save may have moved
-// the conversation over since) and the older layout's last activity and
-// turns.
+// loadLegacy reads phone's conversation when its hash was found without a
+// head and it was in no list: in one MULTI/EXEC, the hash and list again
+// (a save may have moved the conversation over since; the one of the two
+// that the key is not answers WRONGTYPE) and the oldest layout's last
+// activity and turns.
 func (s *Store) loadLegacy(ctx context.Context, phone string) (conversation.Conversation, error) {
+	var hashCmd *goredis.MapStringStringCmd
 	var listCmd, turnsCmd *goredis.StringSliceCmd
 	var lastCmd *goredis.StringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		hashCmd = p.HGetAll(ctx, s.convKey(phone))
 		listCmd = p.LRange(ctx, s.convKey(phone), 0, -1)
 		lastCmd = p.Get(ctx, s.lastKey(phone))
 		turnsCmd = p.LRange(ctx, s.turnsKey(phone), 0, -1)
 		return nil
 	})
-	if err != nil && !errors.Is(err, goredis.Nil) {
+	if err != nil && !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
 		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+	}
+	var pairs [][]byte
+	for k, v := range hashCmd.Val() {
+		pairs = append(pairs, []byte(k), []byte(v))
+	}
+	if c, ok := s.fromHash(ctx, phone, pairs); ok {
+		return c, nil
 	}
 	if c, ok := s.fromList(ctx, phone, byteSlices(listCmd.Val())); ok {
 		return c, nil

@@ -17,9 +17,10 @@ func (e replyError) Error() string { return string(e) }
 var errMalformed = errors.New("malformed reply")
 
 // splitArray returns the bulk strings of raw, the RESP reply of a command
-// that answers with an array of them (LRANGE), as slices of raw: the
-// elements are not copied again after go-redis read the reply. An error
-// reply is returned as a replyError.
+// that answers with an array of them (LRANGE) or a map of them (HGETALL,
+// whose keys and values then alternate; RESP2 sends it as an array), as
+// slices of raw: the elements are not copied again after go-redis read the
+// reply. An error reply is returned as a replyError.
 func splitArray(raw []byte) ([][]byte, error) {
 	line, rest, ok := cutLine(raw)
 	if !ok || len(line) == 0 {
@@ -34,11 +35,14 @@ func splitArray(raw []byte) ([][]byte, error) {
 			return nil, err
 		}
 		return nil, replyError(text)
-	case '*':
+	case '*', '%':
 	default:
 		return nil, fmt.Errorf("%w: %q where an array belongs", errMalformed, line[:1])
 	}
 	n, err := strconv.Atoi(string(line[1:]))
+	if line[0] == '%' && n <= len(rest) {
+		n *= 2 // a key and a value per entry
+	}
 	if err != nil || n < 0 || n > len(rest)/4 { // an element takes at least 4 bytes
 		return nil, errMalformed
 	}

@@ -25,6 +25,11 @@ func TestSplitArray(t *testing.T) {
 	if err != nil || !slices.EqualFunc(got, elems, bytes.Equal) {
 		t.Fatalf("splitArray = %q, %v; want %q", got, err, elems)
 	}
+	// A RESP3 map (HGETALL): its keys and values, alternating.
+	got, err = splitArray([]byte("%2\r\n$1\r\nh\r\n$2\r\nxy\r\n$2\r\nm1\r\n$0\r\n\r\n"))
+	if want := []string{"h", "xy", "m1", ""}; err != nil || !slices.EqualFunc(got, want, func(a []byte, b string) bool { return string(a) == b }) {
+		t.Fatalf("splitArray(map) = %q, %v; want %q", got, err, want)
+	}
 	// Each element's capacity ends at its length, so that appending to
 	// one cannot overwrite the next.
 	for i, e := range got {
@@ -44,6 +49,7 @@ func TestSplitArray(t *testing.T) {
 		{"no CRLF after a body", "*1\r\n$1\r\nabc\r\n", false},
 		{"trailing bytes", "*0\r\nx", false},
 		{"negative count", "*-1\r\n", false},
+		{"short map", "%2\r\n$1\r\nh\r\n$1\r\nx\r\n", false},
 		{"empty", "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,20 +78,24 @@ func FuzzSplitArray(f *testing.F) {
 	})
 }
 
-// FuzzParseHead: parseHead never panics, and reads back what appendHead
-// wrote.
+// FuzzParseHead: parseHead and parseListHead never panic, and parseHead
+// reads back what appendHead wrote.
 func FuzzParseHead(f *testing.F) {
-	f.Add([]byte("2 1771929300123456\n9f3a01c2 746f6f6c755f31\n-\n"), int64(5), "1b2c3d4e 6869")
-	f.Add([]byte("2 -1\n"), int64(-1), "-")
+	f.Add([]byte("3 1771929300123456\n9f3a01c2d4e5f607:9f3a01c2 746f6f6c755f31\nm1:-\n"), int64(5), "1b2c3d4e 6869")
+	f.Add([]byte("2 1771929300123456\n9f3a01c2 746f6f6c755f31\n-\n"), int64(-1), "-")
+	f.Add([]byte("3 -1\n"), int64(-1), "-:x")
 	f.Fuzz(func(t *testing.T, head []byte, micros int64, line string) {
 		parseHead(head)
+		parseListHead(head)
 		if bytes.ContainsAny([]byte(line), "\n") {
 			return
 		}
-		got, sums, ok := parseHead(appendHead(nil, micros, []string{line, "-"}))
+		got, lines, ok := parseHead(appendHead(nil, micros, []string{"0123456789abcdef", "m2"}, []string{line, "-"}))
 		want, _, _ := bytes.Cut([]byte(line), []byte(" "))
-		if !ok || got != micros || len(sums) != 2 || !bytes.Equal(sums[0], want) || string(sums[1]) != "-" {
-			t.Fatalf("parseHead(appendHead(%d, %q)) = %d, %q, %v", micros, line, got, sums, ok)
+		if !ok || got != micros || len(lines) != 2 ||
+			string(lines[0].field) != "0123456789abcdef" || !bytes.Equal(lines[0].sum, want) ||
+			string(lines[1].field) != "m2" || string(lines[1].sum) != "-" {
+			t.Fatalf("parseHead(appendHead(%d, %q)) = %d, %q, %v", micros, line, got, lines, ok)
 		}
 	})
 }

@@ -23,14 +23,21 @@ import (
 // timeout" rule is still in Redis when it is read at the boundary.
 const ttlSlack = time.Second
 
-// luaLines is Lua shared by the scripts that read a conversation's list
-// (see turns.go). lastOf returns the last activity in a head, or nil for a
-// head this version does not read. lineOf returns the head line of an
-// element that has none (moved over from the older layout, or out of step
-// after a change by hand): "-", since Lua has no CRC-32C, and the tool_use
-// ids, from the older layout's header member or else from the JSON.
+// luaLines is Lua shared by the scripts (see turns.go and list.go).
+// lastOf returns the last activity in a head of the conversation's hash,
+// listLastOf in a head of the previous version's list, each nil for
+// anything else. lineOf returns what follows the field's colon in the head
+// line of a turn's value that has none (moved over from an older layout,
+// or out of step after a change by hand): "-", since Lua has no CRC-32C,
+// and the tool_use ids, from the oldest layout's header member or else
+// from the JSON. inUse returns the first of the new turn's tool_use ids
+// (ARGV[first...], hex) that the head lines in text from position from on
+// have, each id behind a space, or nil.
 const luaLines = `
 local function lastOf(head)
+	return tonumber(string.match(head, '^3 (%-?%d+)\n'))
+end
+local function listLastOf(head)
 	return tonumber(string.match(head, '^2 (%-?%d+)\n'))
 end
 local function hexOf(s)
@@ -56,80 +63,137 @@ local function lineOf(e)
 	end
 	return '-' .. ids
 end
+local function inUse(text, from, first)
+	for i = first, #ARGV do
+		local id, at = ' ' .. ARGV[i], from
+		while true do
+			local stop
+			at, stop = string.find(text, id, at, true)
+			if not at then break end
+			local after = string.byte(text, stop + 1)
+			if after == 32 or after == 10 then
+				return ARGV[i]
+			end
+			at = at + 1
+		end
+	end
+end
+local wrongType = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 `
 
-// appendScript is the first half of a save (see Store.Append): it makes
-// the conversation's list ready for the turn that the same transaction
-// pushes after it, as [conversation.AppendTurn] describes.
+// appendScript links a turn into its conversation (see Store.Append): the
+// transaction that runs it has just written the turn's value into the
+// field ARGV[5] of the conversation's hash.
 //
-//	KEYS[1] the conversation (list: head, turns)
-//	KEYS[2], KEYS[3], KEYS[4] the older layout's last activity, turns and
-//	        ids (legacy.go), moved into KEYS[1] by the first save
+//	KEYS[1] the conversation (hash: the head "h", a field per turn)
+//	KEYS[2], KEYS[3], KEYS[4] the oldest layout's last activity, turns
+//	        and ids (legacy.go), moved into KEYS[1] by the first save
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
-//	ARGV[4] TTL (ms)   ARGV[5] the turn's head line
-//	ARGV[6...] the turn's tool_use ids, hex
+//	ARGV[4] TTL (ms)   ARGV[5] the turn's field
+//	ARGV[6] its head line (without the newline)
+//	ARGV[7...] the turn's tool_use ids, hex
 //
-// It writes the new head (the last activity, the kept turns' lines and the
-// new turn's), drops the turns that the cap drops and any element after
-// the head's turns (the turn of a save that was refused or whose script
-// did not run: such elements are no part of the conversation, see
-// Store.Load), and renews the TTL. In a conversation that goes on that is
-// five calls: read the head and the list's length, write the head (over
-// the oldest turn when the cap drops it, then trimmed off), renew the
-// TTL. Neither the turns nor the new turn move through Lua; only the head
-// does, well under a kilobyte.
+// In a conversation that goes on (a head this version reads, last active
+// within the timeout) the turn's tool_use ids must not be those of a turn
+// that stays next to it ([conversation.KeptTurns]): they are found in the
+// kept turns' head lines. The script then deletes the turn's field and
+// returns the id in use, hex. Otherwise it writes the new head (the last
+// activity, the lines of the turns that stay, the new turn's) and deletes
+// the fields of the turns that the cap drops, and renews the TTL: four
+// calls, HGET, HSET, HDEL and PEXPIRE, with only the head, well under a
+// kilobyte, through Lua. It returns 1.
+//
+// Otherwise the conversation starts anew: every field but the new turn's
+// goes (an expired conversation's turns, or fields of saves that never
+// linked theirs), with the turns that stay of a conversation in the oldest
+// layout if there is one. If the key still holds the previous version's
+// list, the script turns it into the hash, changes nothing else and
+// returns 2: the transaction's write of the turn failed on the list, and
+// the save runs again.
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
-// so Lua's doubles compare them exactly. A missing head, or one this
-// version does not read, is no conversation, and an expired one is over:
-// the list then starts anew, with the turns that stay of a conversation
-// in the older layout if there is one.
-//
-// In a conversation that goes on, the turn's tool_use ids must not be those
-// of a turn that stays next to it ([conversation.KeptTurns]); they are
-// found in the kept turns' head lines, each id behind a space. The script
-// then returns the id in use, hex, and changes nothing; otherwise 1.
-//
-// Redis does not undo a script that fails half way, so everything that can
-// fail (a key of another type) is read before the first write.
+// so Lua's doubles compare them exactly. Redis does not undo a script that
+// fails half way, so everything that can fail (a key of another type) is
+// read before the first write.
 var appendScript = goredis.NewScript(luaLines + `
-local now, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
--- The kept turns' head lines are body from keep on, each line ending in a
--- newline: found by position, without copying them out of the head.
-local body, keep = '', 1
-local drop = 0    -- turns that the cap drops
-local n, len      -- the turns in the head, the list's length
-local moved       -- elements moved over from the older layout
-local oldLast     -- the older layout's last activity
-local head = redis.call('LINDEX', KEYS[1], 0)
+local now, cap, f = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[5]
+local head = redis.pcall('HGET', KEYS[1], 'h')
+if type(head) == 'table' then
+	if redis.call('TYPE', KEYS[1]).ok ~= 'list' then
+		return head
+	end
+	-- The previous version's list: its head and turns become the hash.
+	local elems = redis.call('LRANGE', KEYS[1], 0, -1)
+	local last = elems[1] and string.match(elems[1], '^2 (%-?%d+)\n')
+	redis.call('DEL', KEYS[1])
+	if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
+		local lines, pos = {}, string.find(elems[1], '\n', 1, true) + 1
+		while true do
+			local nl = string.find(elems[1], '\n', pos, true)
+			if not nl then break end
+			lines[#lines + 1] = string.sub(elems[1], pos, nl - 1)
+			pos = nl + 1
+		end
+		if #elems - 1 < #lines then
+			-- Fewer turns than lines (changed by hand): the turns are
+			-- the conversation, their lines built again.
+			lines = {}
+			for i = 2, #elems do
+				lines[i - 1] = lineOf(elems[i])
+			end
+		end
+		local t, args = {'3 ' .. last .. '\n'}, {'h', ''}
+		for i, l in ipairs(lines) do
+			t[i + 1] = 'm' .. i .. ':' .. l .. '\n'
+			args[#args + 1] = 'm' .. i
+			args[#args + 1] = elems[i + 1]
+		end
+		args[2] = table.concat(t)
+		for i = 1, #args, 1000 do
+			redis.call('HSET', KEYS[1], unpack(args, i, math.min(i + 999, #args)))
+		end
+		redis.call('PEXPIRE', KEYS[1], ARGV[4])
+	end
+	return 2
+end
 local last = head and lastOf(head)
 if last and (now - last) * 1000 <= tonumber(ARGV[2]) then
-	body = head
-	keep = string.find(head, '\n', 1, true) + 1
-	local pos = keep
-	n = 0
+	-- The head's lines from keep to stop (each ending in a newline) are
+	-- the kept turns', found by position without copying them out.
+	local keep = string.find(head, '\n', 1, true) + 1
+	local n, stop = 0, keep
 	while true do
-		local nl = string.find(head, '\n', pos, true)
+		local nl = string.find(head, '\n', stop, true)
 		if not nl then break end
-		n, pos = n + 1, nl + 1
+		n, stop = n + 1, nl + 1
 	end
-	len = redis.call('LLEN', KEYS[1])
-	if pos <= #head or len < n + 1 then
-		-- Fewer turns than lines (changed by hand): the turns are
-		-- the conversation, their lines built again.
-		local t = {}
-		for i, e in ipairs(redis.call('LRANGE', KEYS[1], 1, -1)) do
-			t[i] = lineOf(e) .. '\n'
-		end
-		body, keep, n = table.concat(t), 1, #t
-	end
+	local dropped = {}
 	if cap > 0 and n >= cap then
-		drop = n - cap + 1
+		for _ = 1, n - cap + 1 do
+			local nl = string.find(head, '\n', keep, true)
+			local colon = string.find(head, ':', keep, true)
+			if colon and colon < nl then
+				dropped[#dropped + 1] = string.sub(head, keep, colon - 1)
+			end
+			keep = nl + 1
+		end
 	end
-	for _ = 1, drop do
-		keep = string.find(body, '\n', keep, true) + 1
+	local body = string.sub(head, keep, stop - 1)
+	local id = #ARGV >= 7 and inUse(body, 1, 7)
+	if id then
+		redis.call('HDEL', KEYS[1], f)
+		return id
 	end
-elseif not last then
+	redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. '\n' .. body .. ARGV[6] .. '\n')
+	if #dropped > 0 then
+		redis.call('HDEL', KEYS[1], unpack(dropped))
+	end
+	redis.call('PEXPIRE', KEYS[1], ARGV[4])
+	return 1
+end
+-- A new conversation, read before anything is written.
+local body, moved, oldLast = ''
+if not last then
 	oldLast = redis.call('GET', KEYS[2])
 	if oldLast and tonumber(oldLast) and (now - tonumber(oldLast)) * 1000 <= tonumber(ARGV[2]) then
 		moved = {}
@@ -138,150 +202,179 @@ elseif not last then
 		end
 		local t = {}
 		for i, e in ipairs(moved) do
-			t[i] = lineOf(e) .. '\n'
+			t[i] = 'm' .. i .. ':' .. lineOf(e) .. '\n'
 		end
 		body = table.concat(t)
-	end
-end
-if #ARGV >= 6 and keep <= #body then
-	for i = 6, #ARGV do
-		local id, from = ' ' .. ARGV[i], keep
-		while true do
-			local at, stop = string.find(body, id, from, true)
-			if not at then break end
-			local after = string.byte(body, stop + 1)
-			if after == 32 or after == 10 then
-				return ARGV[i]
-			end
-			from = at + 1
+		local id = #ARGV >= 7 and inUse(body, 1, 7)
+		if id then
+			redis.call('HDEL', KEYS[1], f)
+			return id
 		end
 	end
 end
-local newHead = '2 ' .. ARGV[1] .. '\n' .. string.sub(body, keep) .. ARGV[5] .. '\n'
-if n then
-	redis.call('LSET', KEYS[1], drop, newHead)
-	if drop > 0 or len > n + 1 then
-		redis.call('LTRIM', KEYS[1], drop, n)
+local gone = {}
+for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
+	if k ~= f then
+		gone[#gone + 1] = k
 	end
-	redis.call('PEXPIRE', KEYS[1], ARGV[4])
-	return 1
 end
-if head then
-	redis.call('DEL', KEYS[1])
+for i = 1, #gone, 1000 do
+	redis.call('HDEL', KEYS[1], unpack(gone, i, math.min(i + 999, #gone)))
 end
-redis.call('RPUSH', KEYS[1], newHead)
 if moved then
-	for i = 1, #moved, 1000 do
-		redis.call('RPUSH', KEYS[1], unpack(moved, i, math.min(i + 999, #moved)))
+	for i = 1, #moved, 500 do
+		local args = {}
+		for j = i, math.min(i + 499, #moved) do
+			args[#args + 1] = 'm' .. j
+			args[#args + 1] = moved[j]
+		end
+		redis.call('HSET', KEYS[1], unpack(args))
 	end
 end
 if oldLast then
 	redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 end
+redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. '\n' .. body .. ARGV[6] .. '\n')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `)
 
-// expireScript deletes the conversation if its last activity is at or
-// before ARGV[1] (Unix µs), in whichever layout it is.
-var expireScript = goredis.NewScript(luaLines + `
-local head = redis.call('LINDEX', KEYS[1], 0)
-local last = head and lastOf(head)
-if last then
-	if last > tonumber(ARGV[1]) then
-		return 0
-	end
-	return redis.call('DEL', KEYS[1])
+// storedLast is Lua for the scripts below: last is the last activity of
+// the conversation in whichever layout it is, kind the layout ("hash" or
+// "list" at KEYS[1], "keys" for the oldest, nil for none). A head that is
+// not one this version reads leaves last nil but kind set. A key of
+// another type fails the script before it writes anything.
+const storedLast = `
+local last, kind
+local t = redis.call('TYPE', KEYS[1]).ok
+if t == 'hash' then
+	kind = t
+	last = lastOf(redis.call('HGET', KEYS[1], 'h') or '')
+elseif t == 'list' then
+	kind = t
+	last = listLastOf(redis.call('LINDEX', KEYS[1], 0) or '')
+elseif t ~= 'none' then
+	return redis.error_reply(wrongType)
 end
-last = redis.call('GET', KEYS[2])
 if not last then
+	local v = redis.call('GET', KEYS[2])
+	if v then
+		kind, last = 'keys', tonumber(v) or 0
+	end
+end
+`
+
+// expireScript deletes the conversation if its last activity is at or
+// before ARGV[1] (Unix µs), in whichever layout it is. A last activity of
+// the oldest layout that is not a number counts as long ago.
+var expireScript = goredis.NewScript(luaLines + storedLast + `
+if not last or last > tonumber(ARGV[1]) then
 	return 0
 end
-last = tonumber(last)
-if last and last > tonumber(ARGV[1]) then
-	return 0
+if kind == 'keys' then
+	return redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 end
-return redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+return redis.call('DEL', KEYS[1])
 `)
 
-// deleteScript deletes the conversation, in either layout, and returns 1,
+// deleteScript deletes the conversation, in every layout, and returns 1,
 // or 0 if there was none.
-var deleteScript = goredis.NewScript(luaLines + `
-local head = redis.call('LINDEX', KEYS[1], 0)
-local n = redis.call('DEL', KEYS[2])
-if head and lastOf(head) then
-	n = 1
+var deleteScript = goredis.NewScript(luaLines + storedLast + `
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+if last then
+	return 1
 end
-redis.call('DEL', KEYS[1], KEYS[3], KEYS[4])
-return n
+return 0
 `)
 
-// Load implements [conversation.Store] with one LRANGE: the head and the
+// Load implements [conversation.Store] with one HGETALL: the head and the
 // turns, read at one instant. The conversation is the turns that the head
-// has lines for; elements after them are not part of it (see
-// appendScript). A turn whose checksum matches its head line was validated
-// when it was saved and is split into messages without decoding again. If
-// any other is found (written by hand or by another program, or moved
-// over from the older layout without its header), every turn is passed
-// through [conversation.Repair]: those that do not decode or fail
-// [conversation.ValidateTurn] are left out and their number is logged as a
-// warning. A conversation without a list, or whose list does not start
-// with a head this version reads, is read from the older layout
-// (legacy.go).
+// has lines for, in the head's order; fields of no line (the turn of a
+// save that was refused) are not part of it. A turn whose checksum
+// matches its line was validated when it was saved and is split into
+// messages without decoding again. If any other is found (written by
+// hand or by another program, or moved over from an older layout), every
+// turn is passed through [conversation.Repair]: those that do not decode
+// or fail [conversation.ValidateTurn] are left out and their number is
+// logged as a warning. A conversation without a hash, or whose hash has
+// no head this version reads, is read from the older layouts (list.go,
+// legacy.go).
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	elems, err := s.lrange(ctx, s.convKey(phone))
-	if err != nil {
+	key := s.convKey(phone)
+	pairs, err := s.readRaw(ctx, "HGETALL", key)
+	switch {
+	case wrongType(err):
+		// The previous version's list, until its next save.
+		elems, err := s.readRaw(ctx, "LRANGE", key, 0, -1)
+		if err != nil {
+			return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+		}
+		if c, ok := s.fromList(ctx, phone, elems); ok {
+			return c, nil
+		}
+	case err != nil:
 		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
-	}
-	if c, ok := s.fromList(ctx, phone, elems); ok {
-		return c, nil
+	default:
+		if c, ok := s.fromHash(ctx, phone, pairs); ok {
+			return c, nil
+		}
 	}
 	return s.loadLegacy(ctx, phone)
 }
 
-// replySize is the size of the last LRANGE reply, so that the next one's
+// wrongType reports whether err is Redis's answer for a key of another
+// type than the command's.
+func wrongType(err error) bool {
+	var r replyError
+	return errors.As(err, &r) && strings.HasPrefix(string(r), "WRONGTYPE")
+}
+
+// replySize is the size of the last raw reply, so that the next one's
 // buffer is allocated once.
 var replySize atomic.Int64
 
-// lrange returns the elements of the list at key, read in one buffer that
-// they share.
-func (s *Store) lrange(ctx context.Context, key string) ([][]byte, error) {
+// readRaw runs a command that answers with an array of strings, or a map
+// of them (HGETALL), and returns them read in one buffer that they share:
+// a map's keys and values alternate. An error reply is a replyError.
+func (s *Store) readRaw(ctx context.Context, args ...any) ([][]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(min(replySize.Load(), 1<<20)) + 1024)
-	if err := s.rdb.DoRawWriteTo(ctx, &buf, "LRANGE", key, 0, -1).Err(); err != nil {
+	if err := s.rdb.DoRawWriteTo(ctx, &buf, args...).Err(); err != nil {
 		return nil, err
 	}
 	replySize.Store(int64(buf.Len()))
 	return splitArray(buf.Bytes())
 }
 
-// fromList reads a conversation from its list: its head, then its turns.
-// ok is false when the list does not start with a head this version
-// reads (or is empty).
-func (s *Store) fromList(ctx context.Context, phone string, elems [][]byte) (c conversation.Conversation, ok bool) {
-	if len(elems) == 0 {
-		return c, false
+// fromHash reads a conversation from the fields and values of its hash,
+// alternating. ok is false when it has no head this version reads.
+func (s *Store) fromHash(ctx context.Context, phone string, pairs [][]byte) (c conversation.Conversation, ok bool) {
+	var head []byte
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if string(pairs[i]) == headField {
+			head = pairs[i+1]
+			break
+		}
 	}
-	micros, sums, ok := parseHead(elems[0])
+	micros, lines, ok := parseHead(head)
 	if !ok {
 		return c, false
 	}
-	elems = elems[1:]
-	if len(elems) >= len(sums) {
-		elems = elems[:len(sums)]
-	} else {
-		sums = nil // fewer turns than lines, changed by hand: trust none
-	}
-	c = conversation.Conversation{Phone: phone, LastActive: time.UnixMicro(micros), Turns: make([]conversation.Turn, 0, len(elems))}
+	c = conversation.Conversation{Phone: phone, LastActive: time.UnixMicro(micros), Turns: make([]conversation.Turn, 0, len(lines))}
 	undecodable, foreign := 0, false
-	for i, e := range elems {
-		if sums != nil && checksumMatches(sums[i], e) {
-			if t, err := conversation.ParseStoredTurn(e); err == nil {
-				c.Turns = append(c.Turns, t)
-				continue
+	for _, l := range lines {
+		var elem []byte
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if bytes.Equal(pairs[i], l.field) {
+				elem = pairs[i+1]
+				break
 			}
 		}
-		t, trusted, err := decodeTurn(e)
+		if elem == nil { // its field deleted by hand
+			undecodable++
+			continue
+		}
+		t, trusted, err := readTurn(l.sum, elem)
 		if err != nil {
 			undecodable++
 			continue
@@ -312,15 +405,18 @@ func (s *Store) repaired(ctx context.Context, c conversation.Conversation, undec
 }
 
 // Append implements [conversation.Store] in one MULTI/EXEC, one round
-// trip: appendScript makes the list ready (the new head, the cap, the
-// tool_use ids checked, the TTL), then RPUSHX adds the turn. The turn is
-// pushed by RPUSHX rather than given to the script, because a script's
-// arguments are copied into Lua and collected by Lua's garbage collector,
-// which for a 3 kB turn cost Redis more than a SET of it. A refused turn
-// is pushed all the same, after the conversation's turns, where it is no
-// part of the conversation and the next save drops it; RPUSHX pushes only
-// onto a list that exists, so a script that did not run leaves no list
-// behind.
+// trip: an HSET writes the turn's value into a new field of the
+// conversation's hash, then appendScript links it into the head (the cap,
+// the expiry and the tool_use ids checked) and renews the TTL. The
+// turn is written by HSET rather than given to the script, because a
+// script's arguments are copied into Lua and collected by Lua's garbage
+// collector, which for a 3 kB turn cost Redis more than a SET of it. A
+// refused turn's field is deleted by the script. If the script did not
+// run (Redis restarted and lost its script cache), the field is there but
+// in no line, where it is no part of the conversation; the store loads the
+// script and saves again, and a save that starts a conversation anew
+// deletes such fields. A last PEXPIRE NX gives the hash a TTL even then,
+// if the HSET made it, and changes no TTL that is set.
 // The last activity is kept to the microsecond; the conversation's TTL
 // becomes lim.Timeout plus a second.
 func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
@@ -328,10 +424,12 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
+	field := newField()
 	ttl := max(lim.Timeout, 0) + ttlSlack
-	args := make([]any, 0, 5+len(ids))
+	ttlMillis := (ttl + time.Millisecond - 1).Milliseconds()
+	args := make([]any, 0, 6+len(ids))
 	args = append(args, now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		(ttl + time.Millisecond - 1).Milliseconds(), line)
+		ttlMillis, field, field+":"+line)
 	for _, id := range ids {
 		args = append(args, id)
 	}
@@ -340,19 +438,24 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	for attempt := 0; ; attempt++ {
 		var script *goredis.Cmd
 		_, err = s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.HSet(ctx, keys[0], field, elem)
 			script = p.EvalSha(ctx, appendScript.Hash(), keys, args...)
-			p.RPushX(ctx, keys[0], elem)
+			p.Do(ctx, "PEXPIRE", keys[0], ttlMillis, "NX")
 			return nil
 		})
 		res = script.Val()
 		// A script cache emptied (Redis restarted, SCRIPT FLUSH) fails
-		// the script alone: the turn was pushed after the turns, where
-		// it is no part of the conversation and the script drops it.
-		// Loading the script and saving again is then safe.
-		if attempt == 0 && err != nil && goredis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
+		// the script alone: the turn's field is in no line, where it is
+		// no part of the conversation. Loading the script and saving
+		// again, into the same field, is then safe.
+		if attempt == 0 && goredis.HasErrorPrefix(script.Err(), "NOSCRIPT") {
 			if err = appendScript.Load(ctx, s.rdb).Err(); err == nil {
 				continue
 			}
+		}
+		// The previous version's list, now a hash: save again.
+		if n, ok := res.(int64); ok && n == 2 && attempt < 2 {
+			continue
 		}
 		break
 	}
@@ -393,7 +496,7 @@ func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) erro
 // listBatch is how many keys one SCAN step asks for and one pipeline reads.
 const listBatch = 1000
 
-// List implements [conversation.Store]. It walks the keys of both layouts
+// List implements [conversation.Store]. It walks the keys of every layout
 // with SCAN, so it does not block Redis however many conversations there
 // are; a conversation saved or deleted while List runs may or may not be
 // in the result. Turns counts the stored turns, including any that Load
@@ -411,24 +514,23 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 
 	out := make([]conversation.Summary, 0, len(phones))
 	for chunk := range slices.Chunk(phones, listBatch) {
-		heads := make([]*goredis.StringCmd, len(chunk))
-		lens := make([]*goredis.IntCmd, len(chunk))
-		lasts := make([]*goredis.StringCmd, len(chunk))
-		counts := make([]*goredis.IntCmd, len(chunk))
+		cmds := make([]summaryCmds, len(chunk))
 		_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, phone := range chunk {
-				heads[i] = p.LIndex(ctx, s.convKey(phone), 0)
-				lens[i] = p.LLen(ctx, s.convKey(phone))
-				lasts[i] = p.Get(ctx, s.lastKey(phone))
-				counts[i] = p.LLen(ctx, s.turnsKey(phone))
+				key := s.convKey(phone)
+				cmds[i] = summaryCmds{
+					head: p.HGet(ctx, key, headField), fields: p.HLen(ctx, key),
+					listHead: p.LIndex(ctx, key, 0), listLen: p.LLen(ctx, key),
+					last: p.Get(ctx, s.lastKey(phone)), count: p.LLen(ctx, s.turnsKey(phone)),
+				}
 			}
 			return nil
 		})
-		if err != nil && !errors.Is(err, goredis.Nil) {
+		if err != nil && !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
 			return nil, fmt.Errorf("redis: list: %w", err)
 		}
 		for i, phone := range chunk {
-			sum, ok, err := summary(phone, heads[i], lens[i], lasts[i], counts[i])
+			sum, ok, err := cmds[i].summary(phone)
 			if err != nil {
 				return nil, fmt.Errorf("redis: list: %w", err)
 			}
@@ -440,33 +542,50 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 	return out, nil
 }
 
-// summary describes phone's conversation from the replies of List's
-// pipeline: from its list if it starts with a head, else from the older
-// layout. ok is false when it has neither (deleted or expired since the
-// scan).
-func summary(phone string, head *goredis.StringCmd, n *goredis.IntCmd, last *goredis.StringCmd, count *goredis.IntCmd) (conversation.Summary, bool, error) {
-	h, err := head.Result()
-	if err != nil && !errors.Is(err, goredis.Nil) {
+// summaryCmds are the replies of List's pipeline for one phone: its hash's
+// head and number of fields, the previous version's list head and length,
+// and the oldest layout's last activity and number of turns. The commands
+// on the key of a layout it is not in answer WRONGTYPE.
+type summaryCmds struct {
+	head, listHead, last *goredis.StringCmd
+	fields, listLen      *goredis.IntCmd
+	count                *goredis.IntCmd
+}
+
+// summary describes phone's conversation: from its hash if it has a head,
+// else from the list, else from the oldest layout. ok is false when it has
+// none (deleted or expired since the scan).
+func (c summaryCmds) summary(phone string) (conversation.Summary, bool, error) {
+	if h, err := c.head.Result(); err == nil {
+		if micros, lines, ok := parseHead([]byte(h)); ok {
+			// The turns the head has lines for (Load's rule), of those
+			// that are there.
+			turns := min(len(lines), max(int(c.fields.Val())-1, 0))
+			return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, c.fields.Err()
+		}
+	} else if !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
 		return conversation.Summary{}, false, err
 	}
-	if micros, sums, ok := parseHead([]byte(h)); ok {
-		// The turns the head has lines for (Load's rule), of those
-		// that are there.
-		turns := min(len(sums), max(int(n.Val())-1, 0))
-		return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, n.Err()
+	if h, err := c.listHead.Result(); err == nil {
+		if micros, sums, ok := parseListHead([]byte(h)); ok {
+			turns := min(len(sums), max(int(c.listLen.Val())-1, 0))
+			return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, c.listLen.Err()
+		}
+	} else if !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
+		return conversation.Summary{}, false, err
 	}
-	v, err := last.Result()
+	v, err := c.last.Result()
 	if errors.Is(err, goredis.Nil) {
 		return conversation.Summary{}, false, nil
 	}
 	if err == nil {
-		err = count.Err()
+		err = c.count.Err()
 	}
 	if err != nil {
 		return conversation.Summary{}, false, err
 	}
 	lastActive, _ := parseMicros(v)
-	return conversation.Summary{Phone: phone, LastActive: lastActive, Turns: int(count.Val())}, true, nil
+	return conversation.Summary{Phone: phone, LastActive: lastActive, Turns: int(c.count.Val())}, true, nil
 }
 
 // parseMicros reads a last activity of the older layout. A value that is

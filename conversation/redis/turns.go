@@ -2,78 +2,102 @@ package redis
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	mrand "math/rand/v2"
 	"strconv"
 	"strings"
 
 	"github.com/mombot/mombot/conversation"
 )
 
-// A conversation is one list (see the package doc): its head, then its
-// turns, oldest first. A turn's element is the turn's JSON as
-// Turn.MarshalJSON writes it. The head is text:
+// A conversation is one hash (see the package doc): its head in the field
+// "h", and each turn in a field of its own, whose name is in the head. A
+// turn's value is the turn's JSON as Turn.MarshalJSON writes it. The head
+// is text:
 //
-//	2 <last activity, Unix µs>\n
-//	<CRC-32C of turn 1's element, hex> <tool_use id, hex>...\n
+//	3 <last activity, Unix µs>\n
+//	<field>:<CRC-32C of the turn's value, hex> <tool_use id, hex>...\n
 //	...
 //
-// one line per turn, in the order of the turns. "2" is the format version
-// (version 1 was the layout of three keys, legacy.go). A turn that was not
-// validated as it was saved, or whose element this version did not write
-// (a turn moved over from the older layout), has "-" for its checksum. A
-// load splits an element whose checksum matches its line without decoding
-// or validating it again, and decodes and validates any other. The ids,
-// hex, let the append script check a new turn's ids with plain finds,
-// without moving the turns through Lua.
-const headVersion = "2"
+// one line per turn, in the order of the turns. "3" is the format version
+// (version 2 was a list, list.go; version 1 three keys, legacy.go). A turn
+// that was not validated as it was saved, or whose value this version did
+// not write (a turn moved over from an older layout), has "-" for its
+// checksum. A load splits a value whose checksum matches its line without
+// decoding or validating it again, and decodes and validates any other.
+// The ids, hex, each behind a space, let the append script check a new
+// turn's ids with plain finds, without moving the turns through Lua; the
+// field name and checksum are one word, so that no id can match them.
+const (
+	headVersion = "3"
+	headField   = "h"
+)
 
-// encodeTurn returns the element for turn, its line in the head (without
-// the newline) and its tool_use ids in hex. The line of a turn that was not
-// validated has "-" for its checksum.
+// newField returns the field name of a new turn: 64 random bits in hex.
+// Names are unique within a conversation by chance alone (about one in
+// 10^18 for a save into a conversation of ten turns); the head ("h") and
+// the turns moved over from an older layout ("m1", "m2", ...) are never
+// of this form.
+func newField() string {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], mrand.Uint64())
+	return hex.EncodeToString(b[:])
+}
+
+// encodeTurn returns the value for turn, its line in the head after the
+// field name's colon (without the newline) and its tool_use ids in hex.
+// The line of a turn that was not validated has "-" for its checksum.
 func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, line string, hexIDs []string, err error) {
 	elem, err = turn.MarshalJSON()
 	if err != nil {
 		return nil, "", nil, err
 	}
 	ids := turn.ToolUseIDs()
-	n := 8
 	hexIDs = make([]string, len(ids))
+	n := 8
 	for i, id := range ids {
 		hexIDs[i] = hex.EncodeToString([]byte(id))
 		n += 1 + len(hexIDs[i])
 	}
-	var b strings.Builder
-	b.Grow(n)
+	b := make([]byte, 0, n)
 	if trusted {
-		b.WriteString(strconv.FormatUint(uint64(conversation.Checksum(elem)), 16))
+		b = strconv.AppendUint(b, uint64(conversation.Checksum(elem)), 16)
 	} else {
-		b.WriteByte('-')
+		b = append(b, '-')
 	}
 	for _, h := range hexIDs {
-		b.WriteByte(' ')
-		b.WriteString(h)
+		b = append(b, ' ')
+		b = append(b, h...)
 	}
-	return elem, b.String(), hexIDs, nil
+	return elem, string(b), hexIDs, nil
 }
 
 // appendHead appends a head for a conversation last active at lastMicros
-// whose turns have lines to b.
-func appendHead(b []byte, lastMicros int64, lines []string) []byte {
+// to b, with a line for each turn: its field and what follows the colon.
+func appendHead(b []byte, lastMicros int64, fields, lines []string) []byte {
 	b = append(b, headVersion+" "...)
 	b = strconv.AppendInt(b, lastMicros, 10)
 	b = append(b, '\n')
-	for _, l := range lines {
+	for i, l := range lines {
+		b = append(b, fields[i]...)
+		b = append(b, ':')
 		b = append(b, l...)
 		b = append(b, '\n')
 	}
 	return b
 }
 
+// headLine is what a load needs of a turn's line in the head.
+type headLine struct {
+	field []byte
+	sum   []byte // "-" or hex
+}
+
 // parseHead reads a head: the last activity (ok false if the head is not
-// one this version reads, such as a newer version's) and each turn's
-// checksum, as written in its line ("-" or hex).
-func parseHead(head []byte) (lastMicros int64, sums [][]byte, ok bool) {
+// one this version reads, such as a newer version's) and each turn's line.
+func parseHead(head []byte) (lastMicros int64, lines []headLine, ok bool) {
 	rest, found := bytes.CutPrefix(head, []byte(headVersion+" "))
 	if !found {
 		return 0, nil, false
@@ -86,17 +110,21 @@ func parseHead(head []byte) (lastMicros int64, sums [][]byte, ok bool) {
 	if err != nil {
 		return 0, nil, false
 	}
-	sums = make([][]byte, 0, bytes.Count(rest, []byte{'\n'}))
+	lines = make([]headLine, 0, bytes.Count(rest, []byte{'\n'}))
 	for len(rest) > 0 {
 		var line []byte
 		line, rest, found = bytes.Cut(rest, []byte{'\n'})
 		if !found {
 			return 0, nil, false // not written by this version
 		}
-		sum, _, _ := bytes.Cut(line, []byte{' '})
-		sums = append(sums, sum)
+		word, _, _ := bytes.Cut(line, []byte{' '})
+		field, sum, found := bytes.Cut(word, []byte{':'})
+		if !found {
+			return 0, nil, false
+		}
+		lines = append(lines, headLine{field: field, sum: sum})
 	}
-	return lastMicros, sums, true
+	return lastMicros, lines, true
 }
 
 // checksumMatches reports whether sum, hex from a head line, is elem's
