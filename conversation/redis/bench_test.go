@@ -6,7 +6,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,10 +71,11 @@ func benchPrefix(b *testing.B, phones int) string {
 	benchPrefixes[phones] = prefix // cleaned up even if populating fails
 	rdb := rawClient(b)
 	ctx := context.Background()
-	data := make([]any, 1+benchTurns)
-	// The head (see turns.go): the last activity, and a line per turn
-	// without a checksum ("-") or tool ids.
-	data[0] = fmt.Sprintf("2 %d\n%s", storetest.Start.UnixMicro(), strings.Repeat("-\n", benchTurns))
+	// The head (see turns.go): the last activity, and a line per turn,
+	// its field "m<i>" without a checksum ("-") or tool ids; then the
+	// turns' fields.
+	head := fmt.Sprintf("3 %d\n", storetest.Start.UnixMicro())
+	data := []any{"h", ""}
 	for i := range benchTurns {
 		t := turn(fmt.Sprintf("question %d: what should we cook tonight?", i),
 			fmt.Sprintf("answer %d: lemon chicken with rice takes about 30 minutes.", i))
@@ -83,8 +83,10 @@ func benchPrefix(b *testing.B, phones int) string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		data[1+i] = js
+		head += fmt.Sprintf("m%d:-\n", i+1)
+		data = append(data, fmt.Sprintf("m%d", i+1), js)
 	}
+	data[1] = head
 	start := time.Now()
 	// An hour's TTL, so that the keys go away even if cleanup does not run.
 	const ttl = time.Hour
@@ -92,7 +94,7 @@ func benchPrefix(b *testing.B, phones int) string {
 		pipe := rdb.Pipeline()
 		for p := lo; p < min(lo+1000, phones); p++ {
 			phone := benchPhone(p)
-			pipe.RPush(ctx, prefix+"conv:"+phone, data...)
+			pipe.HSet(ctx, prefix+"conv:"+phone, data...)
 			pipe.Expire(ctx, prefix+"conv:"+phone, ttl)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
@@ -122,8 +124,8 @@ func benchMemory(b *testing.B, phones int) *conversation.Memory {
 }
 
 // BenchmarkSaveTurn saves one text turn for a random phone of a full
-// conversation: one MULTI/EXEC of the script that writes the head, drops
-// the oldest and renews the TTL, and the RPUSHX of the turn.
+// conversation: one MULTI/EXEC of the HSET of the turn, the script that
+// writes the head, drops the oldest and renews the TTL, and a PEXPIRE NX.
 func BenchmarkSaveTurn(b *testing.B) {
 	testURL(b)
 	for _, n := range benchSizes {
@@ -141,7 +143,7 @@ func BenchmarkSaveTurn(b *testing.B) {
 }
 
 // BenchmarkHistory loads the history of a random phone: 10 turns, 20
-// messages, in one LRANGE.
+// messages, in one HGETALL.
 func BenchmarkHistory(b *testing.B) {
 	testURL(b)
 	for _, n := range benchSizes {

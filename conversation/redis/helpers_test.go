@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
+	"strings"
 	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/internal/redistest"
@@ -76,4 +79,23 @@ func startServer(tb testing.TB, port int) {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+}
+
+// stored returns what the conversation's hash at key holds: its head, the
+// field name and value of each turn in the head's order, and the number of
+// fields in the hash (the head, the turns, and any field of no line).
+func stored(tb testing.TB, rdb *goredis.Client, key string) (head string, fields, values []string, n int) {
+	tb.Helper()
+	m, err := rdb.HGetAll(context.Background(), key).Result()
+	if err != nil {
+		tb.Fatalf("HGETALL %s: %v", key, err)
+	}
+	head = m["h"]
+	lines := strings.Split(head, "\n")
+	for _, l := range lines[1:max(len(lines)-1, 1)] {
+		field, _, _ := strings.Cut(l, ":")
+		fields = append(fields, field)
+		values = append(values, m[field])
+	}
+	return head, fields, values, len(m)
 }

@@ -288,8 +288,8 @@ func TestLegacyReplaced(t *testing.T) {
 }
 
 // TestRefusedTurnNotInConversation: a turn refused for a reused tool id is
-// pushed after the conversation's turns, where no load, list or save
-// counts it, and the next save drops it.
+// written into a field of its own and deleted by the same transaction: no
+// load, list or save sees it.
 func TestRefusedTurnNotInConversation(t *testing.T) {
 	prefix := newPrefix(t)
 	s := open(t, prefix, nil)
@@ -306,8 +306,8 @@ func TestRefusedTurnNotInConversation(t *testing.T) {
 	if err := s.Append(ctx, phone, again, now.Add(time.Minute), lim); !errors.Is(err, conversation.ErrInvalidTurn) {
 		t.Fatalf("Append err = %v, want ErrInvalidTurn", err)
 	}
-	if n, _ := rdb.LLen(ctx, key).Result(); n != 3 {
-		t.Fatalf("list length %d, want 3: the head, the turn, the refused turn after them", n)
+	if _, _, _, n := stored(t, rdb, key); n != 2 {
+		t.Fatalf("%d fields after a refused save, want 2: the head and the turn", n)
 	}
 	c, err := s.Load(ctx, phone)
 	if err != nil {
@@ -324,14 +324,14 @@ func TestRefusedTurnNotInConversation(t *testing.T) {
 	if err := s.Append(ctx, phone, second, now.Add(time.Minute), lim); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := rdb.LRange(ctx, key, 1, -1).Result()
+	_, _, values, n := stored(t, rdb, key)
 	want := make([]string, 2)
 	for i, tr := range []conversation.Turn{first, second} {
 		b, _ := tr.MarshalJSON()
 		want[i] = string(b)
 	}
-	if !slices.Equal(list, want) {
-		t.Fatalf("turns in the list after the next save = %q, want %q", list, want)
+	if !slices.Equal(values, want) || n != 3 {
+		t.Fatalf("turns after the next save = %q of %d fields, want %q and the head", values, n, want)
 	}
 }
 
@@ -372,8 +372,11 @@ func TestScriptCacheFlushed(t *testing.T) {
 		if err != nil || strings.Join(turnTexts(c), ",") != want {
 			t.Fatalf("%s: Load = %q, %v; want %s", phone, turnTexts(c), err, want)
 		}
-		if n, _ := rdb.LLen(ctx, "mombot:conv:"+phone).Result(); n != int64(1+strings.Count(want, ",")+1) {
-			t.Fatalf("%s: list of %d elements, want the head and the turns only", phone, n)
+		if _, _, _, n := stored(t, rdb, "mombot:conv:"+phone); n != 1+strings.Count(want, ",")+1 {
+			t.Fatalf("%s: %d fields, want the head and the turns only", phone, n)
+		}
+		if ttl, err := rdb.PTTL(ctx, "mombot:conv:"+phone).Result(); err != nil || ttl <= 0 {
+			t.Fatalf("%s: TTL %v, %v; want the conversation's", phone, ttl, err)
 		}
 	}
 }

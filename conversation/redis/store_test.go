@@ -85,8 +85,8 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
-// TestKeys: a conversation is one list, its head then its turns, each
-// turn's element exactly its JSON as Turn.MarshalJSON writes it.
+// TestKeys: a conversation is one hash, its head and a field per turn,
+// each turn's value exactly its JSON as Turn.MarshalJSON writes it.
 func TestKeys(t *testing.T) {
 	prefix := newPrefix(t)
 	s := open(t, prefix, nil)
@@ -114,15 +114,21 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The head: the format version and the last activity, then a line per
-	// turn: its checksum and its tool ids, hex.
-	want := []string{
-		fmt.Sprintf("2 %d\n%x\n%x %x\n", now.UnixMicro(), conversation.Checksum(plain), conversation.Checksum(withTool), "toolu_1"),
-		string(plain), string(withTool),
+	head, fields, values, n := stored(t, rdb, keys[0])
+	if len(fields) != 2 || n != 3 {
+		t.Fatalf("head %q, %d fields in all; want 2 turns and the head", head, n)
 	}
-	got, err := rdb.LRange(ctx, keys[0], 0, -1).Result()
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("list = %q (err %v), want %q", got, err, want)
+	for _, f := range fields {
+		if len(f) != 16 || strings.Trim(f, "0123456789abcdef") != "" || f == fields[0] && f == fields[1] {
+			t.Fatalf("turn fields %q, want two of 16 hex digits", fields)
+		}
+	}
+	// The head: the format version and the last activity, then a line per
+	// turn: its field and checksum, and its tool ids, hex.
+	want := fmt.Sprintf("3 %d\n%s:%x\n%s:%x %x\n", now.UnixMicro(),
+		fields[0], conversation.Checksum(plain), fields[1], conversation.Checksum(withTool), "toolu_1")
+	if head != want || !slices.Equal(values, []string{string(plain), string(withTool)}) {
+		t.Fatalf("head %q, turns %q; want %q, %q", head, values, want, []string{string(plain), string(withTool)})
 	}
 }
 
@@ -352,12 +358,13 @@ func TestCorruptDataRepaired(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	_, fields, _, _ := stored(t, rdb, key)
 	for i, data := range []string{
 		`{"messages":[{"role":"assistant","content":"a reply without a question"}]}`,
 		`not JSON at all`,
 		`{"usage":{}}`,
 	} {
-		if err := rdb.LSet(ctx, key, int64(2+i), data).Err(); err != nil {
+		if err := rdb.HSet(ctx, key, fields[1+i], data).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -382,7 +389,7 @@ func TestCorruptDataRepaired(t *testing.T) {
 
 	// A head that is not one this version writes is no conversation:
 	// Load finds none, and a save starts anew.
-	if err := rdb.LSet(ctx, key, 0, "2 yesterday\n").Err(); err != nil {
+	if err := rdb.HSet(ctx, key, "h", "3 yesterday\n").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Load(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
@@ -471,8 +478,8 @@ func TestReplaceFailsWhole(t *testing.T) {
 	}
 }
 
-// TestAppendDropsOrphanTurns: turns without a head (a list whose head was
-// removed by hand, or the older layout's turns without their last
+// TestAppendDropsOrphanTurns: turns without a head (a hash whose head was
+// removed by hand, or the oldest layout's turns without their last
 // activity) are no conversation; a save starts a new one without them.
 func TestAppendDropsOrphanTurns(t *testing.T) {
 	prefix := newPrefix(t)
@@ -486,7 +493,7 @@ func TestAppendDropsOrphanTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rdb.LPop(ctx, prefix+"conv:"+phone).Err(); err != nil {
+	if err := rdb.HDel(ctx, prefix+"conv:"+phone, "h").Err(); err != nil {
 		t.Fatal(err)
 	}
 	elem, err := turn("stale", "old").MarshalJSON()
@@ -509,6 +516,9 @@ func TestAppendDropsOrphanTurns(t *testing.T) {
 		}
 		if got := strings.Join(turnTexts(c), ","); got != "fresh" {
 			t.Fatalf("%s: turns after a save over orphan turns = %q, want only fresh", p, got)
+		}
+		if _, _, _, n := stored(t, rdb, prefix+"conv:"+p); n != 2 {
+			t.Fatalf("%s: %d fields after a save over orphan turns, want the head and the new turn", p, n)
 		}
 	}
 }
@@ -706,16 +716,14 @@ func TestEditedElement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	elem, err := rdb.LIndex(ctx, key, 2).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, fields, values, _ := stored(t, rdb, key)
+	elem := values[1]
 	// Same shape: only the checksum tells that it changed.
 	edited := strings.Replace(elem, `{"role":"user","content":"second"}`, `{"role":"assistant","content":"second"}`, 1)
 	if edited == elem {
 		t.Fatalf("element %q does not hold the expected message", elem)
 	}
-	if err := rdb.LSet(ctx, key, 2, edited).Err(); err != nil {
+	if err := rdb.HSet(ctx, key, fields[1], edited).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Load(ctx, phone)
