@@ -71,10 +71,11 @@ func benchPrefix(b *testing.B, phones int) string {
 	benchPrefixes[phones] = prefix // cleaned up even if populating fails
 	rdb := rawClient(b)
 	ctx := context.Background()
-	// The head (see turns.go): the last activity, and a line per turn,
+	// The head (see turns.go): the last activity and number of turns, and
+	// a line per turn,
 	// its field "m<i>" without a checksum ("-") or tool ids; then the
 	// turns' fields.
-	head := fmt.Sprintf("3 %d\n", storetest.Start.UnixMicro())
+	head := fmt.Sprintf("3 %d %d\n", storetest.Start.UnixMicro(), benchTurns)
 	data := []any{"h", ""}
 	for i := range benchTurns {
 		t := turn(fmt.Sprintf("question %d: what should we cook tonight?", i),

@@ -22,7 +22,7 @@ var _ conversation.Replacer = (*Store)(nil)
 // A stored last activity that is not a number counts as older. As in
 // appendScript, what can fail is read before the first write. Every
 // layout's keys are deleted, so that the conversation is only the new one.
-var replaceScript = goredis.NewScript(luaLines + storedLast + `
+var replaceScript = goredis.NewScript(storedLast + `
 if last and last > tonumber(ARGV[1]) then
 	return 0
 end

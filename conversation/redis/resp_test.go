@@ -81,9 +81,9 @@ func FuzzSplitArray(f *testing.F) {
 // FuzzParseHead: parseHead and parseListHead never panic, and parseHead
 // reads back what appendHead wrote.
 func FuzzParseHead(f *testing.F) {
-	f.Add([]byte("3 1771929300123456\n9f3a01c2d4e5f607:9f3a01c2 746f6f6c755f31\nm1:-\n"), int64(5), "1b2c3d4e 6869")
+	f.Add([]byte("3 1771929300123456 2\n9f3a01c2d4e5f607:9f3a01c2 746f6f6c755f31\nm1:-\n"), int64(5), "1b2c3d4e 6869")
 	f.Add([]byte("2 1771929300123456\n9f3a01c2 746f6f6c755f31\n-\n"), int64(-1), "-")
-	f.Add([]byte("3 -1\n"), int64(-1), "-:x")
+	f.Add([]byte("3 -1 0\n"), int64(-1), "-:x")
 	f.Fuzz(func(t *testing.T, head []byte, micros int64, line string) {
 		parseHead(head)
 		parseListHead(head)

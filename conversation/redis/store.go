@@ -23,23 +23,15 @@ import (
 // timeout" rule is still in Redis when it is read at the boundary.
 const ttlSlack = time.Second
 
-// luaLines is Lua shared by the scripts (see turns.go and list.go).
-// lastOf returns the last activity in a head of the conversation's hash,
-// listLastOf in a head of the previous version's list, each nil for
-// anything else. lineOf returns what follows the field's colon in the head
-// line of a turn's value that has none (moved over from an older layout,
-// or out of step after a change by hand): "-", since Lua has no CRC-32C,
-// and the tool_use ids, from the oldest layout's header member or else
-// from the JSON. inUse returns the first of the new turn's tool_use ids
-// (ARGV[first...], hex) that the head lines in text from position from on
-// have, each id behind a space, or nil.
+// luaLines is Lua shared by the scripts that read an older layout (see
+// list.go and legacy.go). lineOf returns what follows the field's colon
+// in the head line of a turn's value that has none (moved over from an
+// older layout, or out of step after a change by hand): "-", since Lua has
+// no CRC-32C, and the tool_use ids, from the oldest layout's header member
+// or else from the JSON. inUse returns the first of the new turn's tool_use
+// ids (ARGV[first...], hex) that the head lines in text have, each id
+// behind a space, or nil.
 const luaLines = `
-local function lastOf(head)
-	return tonumber(string.match(head, '^3 (%-?%d+)\n'))
-end
-local function listLastOf(head)
-	return tonumber(string.match(head, '^2 (%-?%d+)\n'))
-end
 local function hexOf(s)
 	return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
 end
@@ -63,9 +55,9 @@ local function lineOf(e)
 	end
 	return '-' .. ids
 end
-local function inUse(text, from, first)
+local function inUse(text, first)
 	for i = first, #ARGV do
-		local id, at = ' ' .. ARGV[i], from
+		local id, at = ' ' .. ARGV[i], 1
 		while true do
 			local stop
 			at, stop = string.find(text, id, at, true)
@@ -78,7 +70,6 @@ local function inUse(text, from, first)
 		end
 	end
 end
-local wrongType = 'WRONGTYPE Operation against a key holding the wrong kind of value'
 `
 
 // appendScript links a turn into its conversation (see Store.Append): the
@@ -98,35 +89,82 @@ local wrongType = 'WRONGTYPE Operation against a key holding the wrong kind of v
 // that stays next to it ([conversation.KeptTurns]): they are found in the
 // kept turns' head lines. The script then deletes the turn's field and
 // returns the id in use, hex. Otherwise it writes the new head (the last
-// activity, the lines of the turns that stay, the new turn's) and deletes
-// the fields of the turns that the cap drops, and renews the TTL: four
-// calls, HGET, HSET, HDEL and PEXPIRE, with only the head, well under a
-// kilobyte, through Lua. It returns 1.
+// activity and number of turns, the lines of the turns that stay, the new
+// turn's), deletes the fields of the turns that the cap drops, and renews
+// the TTL: four calls, HGET, HSET, HDEL and PEXPIRE, with only the head,
+// well under a kilobyte, through Lua, and no function made. It returns 1.
 //
 // Otherwise the conversation starts anew: every field but the new turn's
-// goes (an expired conversation's turns, or fields of saves that never
-// linked theirs), with the turns that stay of a conversation in the oldest
-// layout if there is one. If the key still holds the previous version's
-// list, the script turns it into the hash, changes nothing else and
-// returns 2: the transaction's write of the turn failed on the list, and
-// the save runs again.
+// goes (an expired conversation's turns, or the field of a save whose
+// script did not run), with the turns that stay of a conversation in the
+// oldest layout if there is one. If the key still holds the previous
+// version's list, the script turns it into the hash, changes nothing else
+// and returns 2: the transaction's write of the turn failed on the list,
+// and the save runs again.
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. Redis does not undo a script that
 // fails half way, so everything that can fail (a key of another type) is
 // read before the first write.
-var appendScript = goredis.NewScript(luaLines + `
+var appendScript = goredis.NewScript(`
 local now, cap, f = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[5]
 local head = redis.pcall('HGET', KEYS[1], 'h')
+local last, n, keep
+if type(head) == 'string' then
+	last, n, keep = string.match(head, '^3 (%-?%d+) (%d+)\n()')
+end
+if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
+	-- The head's lines from keep on (each ending in a newline) are the
+	-- kept turns', found by position without copying them out.
+	n = tonumber(n)
+	local drop, dropped = 0, {}
+	if cap > 0 and n >= cap then
+		drop = n - cap + 1
+		for i = 1, drop do
+			local nl = string.find(head, '\n', keep, true)
+			local colon = string.find(head, ':', keep, true)
+			if not (nl and colon and colon < nl) then
+				keep = nil
+				break
+			end
+			dropped[i] = string.sub(head, keep, colon - 1)
+			keep = nl + 1
+		end
+	end
+	if keep then
+		for i = 7, #ARGV do
+			local id, at = ' ' .. ARGV[i], keep
+			while true do
+				local stop
+				at, stop = string.find(head, id, at, true)
+				if not at then break end
+				local after = string.byte(head, stop + 1)
+				if after == 32 or after == 10 then
+					redis.call('HDEL', KEYS[1], f)
+					return ARGV[i]
+				end
+				at = at + 1
+			end
+		end
+		redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. ' ' .. (n - drop + 1) .. '\n' .. string.sub(head, keep) .. ARGV[6] .. '\n')
+		if drop > 0 then
+			redis.call('HDEL', KEYS[1], unpack(dropped))
+		end
+		redis.call('PEXPIRE', KEYS[1], ARGV[4])
+		return 1
+	end
+	last = nil -- not the lines the head counts: not a head this version reads
+end
+` + luaLines + `
 if type(head) == 'table' then
 	if redis.call('TYPE', KEYS[1]).ok ~= 'list' then
 		return head
 	end
 	-- The previous version's list: its head and turns become the hash.
 	local elems = redis.call('LRANGE', KEYS[1], 0, -1)
-	local last = elems[1] and string.match(elems[1], '^2 (%-?%d+)\n')
+	local listLast = elems[1] and string.match(elems[1], '^2 (%-?%d+)\n')
 	redis.call('DEL', KEYS[1])
-	if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
+	if listLast and (now - tonumber(listLast)) * 1000 <= tonumber(ARGV[2]) then
 		local lines, pos = {}, string.find(elems[1], '\n', 1, true) + 1
 		while true do
 			local nl = string.find(elems[1], '\n', pos, true)
@@ -142,7 +180,7 @@ if type(head) == 'table' then
 				lines[i - 1] = lineOf(elems[i])
 			end
 		end
-		local t, args = {'3 ' .. last .. '\n'}, {'h', ''}
+		local t, args = {'3 ' .. listLast .. ' ' .. #lines .. '\n'}, {'h', ''}
 		for i, l in ipairs(lines) do
 			t[i + 1] = 'm' .. i .. ':' .. l .. '\n'
 			args[#args + 1] = 'm' .. i
@@ -155,41 +193,6 @@ if type(head) == 'table' then
 		redis.call('PEXPIRE', KEYS[1], ARGV[4])
 	end
 	return 2
-end
-local last = head and lastOf(head)
-if last and (now - last) * 1000 <= tonumber(ARGV[2]) then
-	-- The head's lines from keep to stop (each ending in a newline) are
-	-- the kept turns', found by position without copying them out.
-	local keep = string.find(head, '\n', 1, true) + 1
-	local n, stop = 0, keep
-	while true do
-		local nl = string.find(head, '\n', stop, true)
-		if not nl then break end
-		n, stop = n + 1, nl + 1
-	end
-	local dropped = {}
-	if cap > 0 and n >= cap then
-		for _ = 1, n - cap + 1 do
-			local nl = string.find(head, '\n', keep, true)
-			local colon = string.find(head, ':', keep, true)
-			if colon and colon < nl then
-				dropped[#dropped + 1] = string.sub(head, keep, colon - 1)
-			end
-			keep = nl + 1
-		end
-	end
-	local body = string.sub(head, keep, stop - 1)
-	local id = #ARGV >= 7 and inUse(body, 1, 7)
-	if id then
-		redis.call('HDEL', KEYS[1], f)
-		return id
-	end
-	redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. '\n' .. body .. ARGV[6] .. '\n')
-	if #dropped > 0 then
-		redis.call('HDEL', KEYS[1], unpack(dropped))
-	end
-	redis.call('PEXPIRE', KEYS[1], ARGV[4])
-	return 1
 end
 -- A new conversation, read before anything is written.
 local body, moved, oldLast = ''
@@ -205,7 +208,7 @@ if not last then
 			t[i] = 'm' .. i .. ':' .. lineOf(e) .. '\n'
 		end
 		body = table.concat(t)
-		local id = #ARGV >= 7 and inUse(body, 1, 7)
+		local id = inUse(body, 7)
 		if id then
 			redis.call('HDEL', KEYS[1], f)
 			return id
@@ -234,7 +237,7 @@ end
 if oldLast then
 	redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 end
-redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. '\n' .. body .. ARGV[6] .. '\n')
+redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. ' ' .. (#(moved or {}) + 1) .. '\n' .. body .. ARGV[6] .. '\n')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `)
@@ -249,12 +252,12 @@ local last, kind
 local t = redis.call('TYPE', KEYS[1]).ok
 if t == 'hash' then
 	kind = t
-	last = lastOf(redis.call('HGET', KEYS[1], 'h') or '')
+	last = tonumber(string.match(redis.call('HGET', KEYS[1], 'h') or '', '^3 (%-?%d+) %d+\n'))
 elseif t == 'list' then
 	kind = t
-	last = listLastOf(redis.call('LINDEX', KEYS[1], 0) or '')
+	last = tonumber(string.match(redis.call('LINDEX', KEYS[1], 0) or '', '^2 (%-?%d+)\n'))
 elseif t ~= 'none' then
-	return redis.error_reply(wrongType)
+	return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
 end
 if not last then
 	local v = redis.call('GET', KEYS[2])
@@ -267,7 +270,7 @@ end
 // expireScript deletes the conversation if its last activity is at or
 // before ARGV[1] (Unix µs), in whichever layout it is. A last activity of
 // the oldest layout that is not a number counts as long ago.
-var expireScript = goredis.NewScript(luaLines + storedLast + `
+var expireScript = goredis.NewScript(storedLast + `
 if not last or last > tonumber(ARGV[1]) then
 	return 0
 end
@@ -279,7 +282,7 @@ return redis.call('DEL', KEYS[1])
 
 // deleteScript deletes the conversation, in every layout, and returns 1,
 // or 0 if there was none.
-var deleteScript = goredis.NewScript(luaLines + storedLast + `
+var deleteScript = goredis.NewScript(storedLast + `
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
 if last then
 	return 1
@@ -440,7 +443,6 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 		_, err = s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.HSet(ctx, keys[0], field, elem)
 			script = p.EvalSha(ctx, appendScript.Hash(), keys, args...)
-			p.Do(ctx, "PEXPIRE", keys[0], ttlMillis, "NX")
 			return nil
 		})
 		res = script.Val()

@@ -123,9 +123,10 @@ func TestKeys(t *testing.T) {
 			t.Fatalf("turn fields %q, want two of 16 hex digits", fields)
 		}
 	}
-	// The head: the format version and the last activity, then a line per
-	// turn: its field and checksum, and its tool ids, hex.
-	want := fmt.Sprintf("3 %d\n%s:%x\n%s:%x %x\n", now.UnixMicro(),
+	// The head: the format version, the last activity and the number of
+	// turns, then a line per turn: its field and checksum, and its tool
+	// ids, hex.
+	want := fmt.Sprintf("3 %d 2\n%s:%x\n%s:%x %x\n", now.UnixMicro(),
 		fields[0], conversation.Checksum(plain), fields[1], conversation.Checksum(withTool), "toolu_1")
 	if head != want || !slices.Equal(values, []string{string(plain), string(withTool)}) {
 		t.Fatalf("head %q, turns %q; want %q, %q", head, values, want, []string{string(plain), string(withTool)})

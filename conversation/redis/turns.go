@@ -17,11 +17,13 @@ import (
 // turn's value is the turn's JSON as Turn.MarshalJSON writes it. The head
 // is text:
 //
-//	3 <last activity, Unix µs>\n
+//	3 <last activity, Unix µs> <number of turns>\n
 //	<field>:<CRC-32C of the turn's value, hex> <tool_use id, hex>...\n
 //	...
 //
-// one line per turn, in the order of the turns. "3" is the format version
+// one line per turn, in the order of the turns. The number of turns saves
+// the append script counting the lines to apply the cap; a load goes by
+// the lines. "3" is the format version
 // (version 2 was a list, list.go; version 1 three keys, legacy.go). A turn
 // that was not validated as it was saved, or whose value this version did
 // not write (a turn moved over from an older layout), has "-" for its
@@ -79,6 +81,8 @@ func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, line string,
 func appendHead(b []byte, lastMicros int64, fields, lines []string) []byte {
 	b = append(b, headVersion+" "...)
 	b = strconv.AppendInt(b, lastMicros, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(lines)), 10)
 	b = append(b, '\n')
 	for i, l := range lines {
 		b = append(b, fields[i]...)
@@ -104,6 +108,10 @@ func parseHead(head []byte) (lastMicros int64, lines []headLine, ok bool) {
 	}
 	first, rest, found := bytes.Cut(rest, []byte{'\n'})
 	if !found {
+		return 0, nil, false
+	}
+	first, count, found := bytes.Cut(first, []byte{' '})
+	if !found || len(count) == 0 || strings.Trim(string(count), "0123456789") != "" {
 		return 0, nil, false
 	}
 	lastMicros, err := strconv.ParseInt(string(first), 10, 64)
