@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -104,7 +105,8 @@ func saved(tb testing.TB, tr conversation.Turn) hashTurn {
 var newFieldName = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // checkHash fails unless key is a hash of exactly the head "h", last
-// active at last, with a line for each of want in order, and a field for
+// active at last and counting want's turns, with a line for each of want
+// in order, and a field for
 // each holding its value.
 func checkHash(tb testing.TB, rdb *goredis.Client, key string, last time.Time, want []hashTurn) {
 	tb.Helper()
@@ -120,7 +122,7 @@ func checkHash(tb testing.TB, rdb *goredis.Client, key string, last time.Time, w
 		tb.Fatalf("hash of %d fields, want the head and %d turns: %q", len(fields), len(want), fields)
 	}
 	lines := strings.SplitAfter(fields["h"], "\n")
-	if wantFirst := "3 " + strconv.FormatInt(last.UnixMicro(), 10) + "\n"; lines[0] != wantFirst {
+	if wantFirst := fmt.Sprintf("3 %d %d\n", last.UnixMicro(), len(want)); lines[0] != wantFirst {
 		tb.Fatalf("head starts %q, want %q", lines[0], wantFirst)
 	}
 	if lines[len(lines)-1] != "" || len(lines) != len(want)+2 {
