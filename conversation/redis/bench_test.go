@@ -95,8 +95,8 @@ func benchPrefix(b *testing.B, phones int) string {
 		pipe := rdb.Pipeline()
 		for p := lo; p < min(lo+1000, phones); p++ {
 			phone := benchPhone(p)
-			pipe.HSet(ctx, prefix+"conv:"+phone, data...)
-			pipe.Expire(ctx, prefix+"conv:"+phone, ttl)
+			pipe.HSet(ctx, prefix+"chat:"+phone, data...)
+			pipe.Expire(ctx, prefix+"chat:"+phone, ttl)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			b.Fatal(err)

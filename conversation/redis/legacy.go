@@ -25,23 +25,26 @@ import (
 // layout. The keys carried the conversation's TTL, so that an upgrade
 // leaves none of them after the inactivity timeout.
 
-// loadLegacy reads phone's conversation when its hash was found without a
-// head and it was in no list: in one MULTI/EXEC, the hash and list again
-// (a save may have moved the conversation over since; the one of the two
-// that the key is not answers WRONGTYPE) and the oldest layout's last
-// activity and turns.
-func (s *Store) loadLegacy(ctx context.Context, phone string) (conversation.Conversation, error) {
+// loadOlder reads phone's conversation when its hash was found without a
+// head: in one MULTI/EXEC, the hash again (a save may have moved the
+// conversation over since), the previous version's list (list.go) and the
+// oldest layout's last activity and turns. A list key of another type is
+// passed over.
+func (s *Store) loadOlder(ctx context.Context, phone string) (conversation.Conversation, error) {
 	var hashCmd *goredis.MapStringStringCmd
 	var listCmd, turnsCmd *goredis.StringSliceCmd
 	var lastCmd *goredis.StringCmd
 	_, err := s.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
-		hashCmd = p.HGetAll(ctx, s.convKey(phone))
-		listCmd = p.LRange(ctx, s.convKey(phone), 0, -1)
+		hashCmd = p.HGetAll(ctx, s.chatKey(phone))
+		listCmd = p.LRange(ctx, s.listKey(phone), 0, -1)
 		lastCmd = p.Get(ctx, s.lastKey(phone))
 		turnsCmd = p.LRange(ctx, s.turnsKey(phone), 0, -1)
 		return nil
 	})
 	if err != nil && !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
+		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
+	}
+	if err := hashCmd.Err(); err != nil {
 		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
 	}
 	var pairs [][]byte

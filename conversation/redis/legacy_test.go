@@ -136,7 +136,7 @@ func TestLegacyRead(t *testing.T) {
 	if err != nil || len(sums) != 1 || sums[0].Phone != phone || sums[0].Turns != 3 || !sums[0].LastActive.Equal(last) {
 		t.Fatalf("List = %+v, %v; want %s with 3 turns at %v", sums, err, phone, last)
 	}
-	if n, _ := rdb.Exists(ctx, prefix+"conv:"+phone).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, prefix+"chat:"+phone).Result(); n != 0 {
 		t.Fatal("a load wrote the conversation's list")
 	}
 
@@ -190,7 +190,7 @@ func TestLegacyMovedBySave(t *testing.T) {
 			t.Fatalf("id %s of a turn that stays reused: Append err = %v, want ErrInvalidTurn", id, err)
 		}
 	}
-	if n, _ := rdb.Exists(ctx, prefix+"conv:"+phone).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, prefix+"chat:"+phone).Result(); n != 0 {
 		t.Fatal("a refused save moved the conversation")
 	}
 	// The oldest turn is dropped by this save, so its id is free.
@@ -199,7 +199,7 @@ func TestLegacyMovedBySave(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys, _ := rdb.Keys(ctx, prefix+"*").Result()
-	if want := prefix + "conv:" + phone; len(keys) != 1 || keys[0] != want {
+	if want := prefix + "chat:" + phone; len(keys) != 1 || keys[0] != want {
 		t.Fatalf("keys after the save = %q, want [%q]", keys, want)
 	}
 	if ttl, _ := rdb.PTTL(ctx, keys[0]).Result(); ttl <= lim.Timeout-time.Minute || ttl > lim.Timeout+time.Second {
@@ -296,7 +296,7 @@ func TestRefusedTurnNotInConversation(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	key := prefix + "conv:" + phone
+	key := prefix + "chat:" + phone
 	now := storetest.Start
 	first := conversation.Turn{Messages: storetest.ToolTurn("one", "toolu_1", "r", "ok")}
 	if err := s.Append(ctx, phone, first, now, lim); err != nil {
@@ -372,10 +372,10 @@ func TestScriptCacheFlushed(t *testing.T) {
 		if err != nil || strings.Join(turnTexts(c), ",") != want {
 			t.Fatalf("%s: Load = %q, %v; want %s", phone, turnTexts(c), err, want)
 		}
-		if _, _, _, n := stored(t, rdb, "mombot:conv:"+phone); n != 1+strings.Count(want, ",")+1 {
+		if _, _, _, n := stored(t, rdb, "mombot:chat:"+phone); n != 1+strings.Count(want, ",")+1 {
 			t.Fatalf("%s: %d fields, want the head and the turns only", phone, n)
 		}
-		if ttl, err := rdb.PTTL(ctx, "mombot:conv:"+phone).Result(); err != nil || ttl <= 0 {
+		if ttl, err := rdb.PTTL(ctx, "mombot:chat:"+phone).Result(); err != nil || ttl <= 0 {
 			t.Fatalf("%s: TTL %v, %v; want the conversation's", phone, ttl, err)
 		}
 	}

@@ -240,21 +240,24 @@ func (s *Store) Client() *goredis.Client { return s.rdb }
 // keys under it too.
 func (s *Store) Prefix() string { return s.prefix }
 
-// The kinds of key of a conversation: its list, and the older layout's
-// three keys (legacy.go).
+// The kinds of key of a conversation: its hash, the previous version's
+// list (list.go), and the oldest layout's three keys (legacy.go).
 const (
-	convKind  = "conv:"
+	chatKind  = "chat:"
+	listKind  = "conv:"
 	lastKind  = "last:"
 	turnsKind = "turns:"
 	idsKind   = "ids:"
 )
 
-func (s *Store) convKey(phone string) string  { return s.prefix + convKind + phone }
+func (s *Store) chatKey(phone string) string  { return s.prefix + chatKind + phone }
+func (s *Store) listKey(phone string) string  { return s.prefix + listKind + phone }
 func (s *Store) lastKey(phone string) string  { return s.prefix + lastKind + phone }
 func (s *Store) turnsKey(phone string) string { return s.prefix + turnsKind + phone }
 
 // keys returns the keys of phone's conversation, as the scripts take them:
-// its list, then the older layout's last activity, turns and ids.
+// its hash, the previous version's list, then the oldest layout's last
+// activity, turns and ids.
 func (s *Store) keys(phone string) []string {
-	return []string{s.convKey(phone), s.lastKey(phone), s.turnsKey(phone), s.prefix + idsKind + phone}
+	return []string{s.chatKey(phone), s.listKey(phone), s.lastKey(phone), s.turnsKey(phone), s.prefix + idsKind + phone}
 }

@@ -15,7 +15,7 @@ var _ conversation.Replacer = (*Store)(nil)
 // replaceScript makes the conversation exactly the given turns, unless the
 // stored last activity is newer; it returns 1 if it replaced, 0 if not.
 //
-//	KEYS as appendScript's: the hash, then the oldest layout's three keys
+//	KEYS as appendScript's: the hash, the list, the oldest layout's keys
 //	ARGV[1] last activity (Unix µs)   ARGV[2] TTL (ms)
 //	ARGV[3...] the head's field and value, then each turn's
 //
@@ -26,7 +26,7 @@ var replaceScript = goredis.NewScript(storedLast + `
 if last and last > tonumber(ARGV[1]) then
 	return 0
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 for i = 3, #ARGV, 1000 do
 	redis.call('HSET', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end

@@ -77,8 +77,9 @@ end
 // field ARGV[5] of the conversation's hash.
 //
 //	KEYS[1] the conversation (hash: the head "h", a field per turn)
-//	KEYS[2], KEYS[3], KEYS[4] the oldest layout's last activity, turns
-//	        and ids (legacy.go), moved into KEYS[1] by the first save
+//	KEYS[2] the previous version's list (list.go)
+//	KEYS[3], KEYS[4], KEYS[5] the oldest layout's last activity, turns
+//	        and ids (legacy.go)
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
 //	ARGV[4] TTL (ms)   ARGV[5] the turn's field
 //	ARGV[6] its head line (without the newline)
@@ -96,11 +97,10 @@ end
 //
 // Otherwise the conversation starts anew: every field but the new turn's
 // goes (an expired conversation's turns, or the field of a save whose
-// script did not run), with the turns that stay of a conversation in the
-// oldest layout if there is one. If the key still holds the previous
-// version's list, the script turns it into the hash, changes nothing else
-// and returns 2: the transaction's write of the turn failed on the list,
-// and the save runs again.
+// script did not run), with the turns that stay of a conversation in an
+// older layout if there is one, whose keys are then deleted: the list, or
+// else the oldest layout's keys. The new turn's ids are checked against
+// those turns too.
 //
 // Microseconds since 1970 and their differences times 1000 stay below 2^53,
 // so Lua's doubles compare them exactly. Redis does not undo a script that
@@ -108,9 +108,9 @@ end
 // read before the first write.
 var appendScript = goredis.NewScript(`
 local now, cap, f = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[5]
-local head = redis.pcall('HGET', KEYS[1], 'h')
+local head = redis.call('HGET', KEYS[1], 'h')
 local last, n, keep
-if type(head) == 'string' then
+if head then
 	last, n, keep = string.match(head, '^3 (%-?%d+) (%d+)\n()')
 end
 if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
@@ -156,64 +156,64 @@ if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
 	last = nil -- not the lines the head counts: not a head this version reads
 end
 ` + luaLines + `
-if type(head) == 'table' then
-	if redis.call('TYPE', KEYS[1]).ok ~= 'list' then
-		return head
-	end
-	-- The previous version's list: its head and turns become the hash.
-	local elems = redis.call('LRANGE', KEYS[1], 0, -1)
-	local listLast = elems[1] and string.match(elems[1], '^2 (%-?%d+)\n')
-	redis.call('DEL', KEYS[1])
-	if listLast and (now - tonumber(listLast)) * 1000 <= tonumber(ARGV[2]) then
-		local lines, pos = {}, string.find(elems[1], '\n', 1, true) + 1
-		while true do
-			local nl = string.find(elems[1], '\n', pos, true)
-			if not nl then break end
-			lines[#lines + 1] = string.sub(elems[1], pos, nl - 1)
-			pos = nl + 1
-		end
-		if #elems - 1 < #lines then
-			-- Fewer turns than lines (changed by hand): the turns are
-			-- the conversation, their lines built again.
-			lines = {}
-			for i = 2, #elems do
-				lines[i - 1] = lineOf(elems[i])
+-- A new conversation, read before anything is written: what stays of an
+-- older layout's conversation, as head lines (after the field's colon)
+-- and values.
+local lines, elems, older = {}, {}, nil
+if not last then
+	local t = redis.call('TYPE', KEYS[2]).ok
+	local first = t == 'list' and redis.call('LINDEX', KEYS[2], 0)
+	local listLast = first and string.match(first, '^2 (%-?%d+)\n')
+	if listLast then
+		older = 'list'
+		if (now - tonumber(listLast)) * 1000 <= tonumber(ARGV[2]) then
+			elems = redis.call('LRANGE', KEYS[2], 1, -1)
+			local pos = string.find(first, '\n', 1, true) + 1
+			while true do
+				local nl = string.find(first, '\n', pos, true)
+				if not nl then break end
+				lines[#lines + 1] = string.sub(first, pos, nl - 1)
+				pos = nl + 1
+			end
+			if #elems < #lines then
+				-- Fewer turns than lines (changed by hand): the turns are
+				-- the conversation, their lines built again.
+				lines = {}
+				for i, e in ipairs(elems) do
+					lines[i] = lineOf(e)
+				end
+			end
+			for i = #lines + 1, #elems do
+				elems[i] = nil -- after the turns: a refused save's
 			end
 		end
-		local t, args = {'3 ' .. listLast .. ' ' .. #lines .. '\n'}, {'h', ''}
-		for i, l in ipairs(lines) do
-			t[i + 1] = 'm' .. i .. ':' .. l .. '\n'
-			args[#args + 1] = 'm' .. i
-			args[#args + 1] = elems[i + 1]
+	else
+		local oldLast = redis.call('GET', KEYS[3])
+		if oldLast then
+			older = 'keys'
+			if tonumber(oldLast) and (now - tonumber(oldLast)) * 1000 <= tonumber(ARGV[2]) then
+				elems = redis.call('LRANGE', KEYS[4], 0, -1)
+				for i, e in ipairs(elems) do
+					lines[i] = lineOf(e)
+				end
+			end
 		end
-		args[2] = table.concat(t)
-		for i = 1, #args, 1000 do
-			redis.call('HSET', KEYS[1], unpack(args, i, math.min(i + 999, #args)))
-		end
-		redis.call('PEXPIRE', KEYS[1], ARGV[4])
 	end
-	return 2
 end
--- A new conversation, read before anything is written.
-local body, moved, oldLast = ''
-if not last then
-	oldLast = redis.call('GET', KEYS[2])
-	if oldLast and tonumber(oldLast) and (now - tonumber(oldLast)) * 1000 <= tonumber(ARGV[2]) then
-		moved = {}
-		if cap ~= 1 then
-			moved = redis.call('LRANGE', KEYS[3], cap > 0 and 1 - cap or 0, -1)
-		end
-		local t = {}
-		for i, e in ipairs(moved) do
-			t[i] = 'm' .. i .. ':' .. lineOf(e) .. '\n'
-		end
-		body = table.concat(t)
-		local id = inUse(body, 7)
-		if id then
-			redis.call('HDEL', KEYS[1], f)
-			return id
-		end
-	end
+-- The cap keeps the newest; the new turn is one of them.
+local from = 1
+if cap > 0 then
+	from = math.max(1, #lines - cap + 2)
+end
+local body = {}
+for i = from, #lines do
+	body[#body + 1] = 'm' .. i .. ':' .. lines[i] .. '\n'
+end
+body = table.concat(body)
+local id = inUse(body, 7)
+if id then
+	redis.call('HDEL', KEYS[1], f)
+	return id
 end
 local gone = {}
 for _, k in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -224,58 +224,65 @@ end
 for i = 1, #gone, 1000 do
 	redis.call('HDEL', KEYS[1], unpack(gone, i, math.min(i + 999, #gone)))
 end
-if moved then
-	for i = 1, #moved, 500 do
-		local args = {}
-		for j = i, math.min(i + 499, #moved) do
-			args[#args + 1] = 'm' .. j
-			args[#args + 1] = moved[j]
-		end
-		redis.call('HSET', KEYS[1], unpack(args))
+for i = from, #lines, 500 do
+	local args = {}
+	for j = i, math.min(i + 499, #lines) do
+		args[#args + 1] = 'm' .. j
+		args[#args + 1] = elems[j]
 	end
+	redis.call('HSET', KEYS[1], unpack(args))
 end
-if oldLast then
-	redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+if older == 'list' then
+	redis.call('DEL', KEYS[2])
+elseif older == 'keys' then
+	redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
 end
-redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. ' ' .. (#(moved or {}) + 1) .. '\n' .. body .. ARGV[6] .. '\n')
+redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. ' ' .. (#lines - from + 2) .. '\n' .. body .. ARGV[6] .. '\n')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 `)
 
 // storedLast is Lua for the scripts below: last is the last activity of
-// the conversation in whichever layout it is, kind the layout ("hash" or
-// "list" at KEYS[1], "keys" for the oldest, nil for none). A head that is
-// not one this version reads leaves last nil but kind set. A key of
-// another type fails the script before it writes anything.
+// the conversation in whichever layout it is (the hash if it has a head
+// this version reads, else the previous version's list, else the oldest
+// layout), kind the layout ("hash", "list" or "keys"), both nil if there
+// is none. A last activity of the oldest layout that is not a number
+// counts as long ago. A key of another type than its layout's fails the
+// script before it writes anything.
 const storedLast = `
 local last, kind
-local t = redis.call('TYPE', KEYS[1]).ok
-if t == 'hash' then
-	kind = t
-	last = tonumber(string.match(redis.call('HGET', KEYS[1], 'h') or '', '^3 (%-?%d+) %d+\n'))
-elseif t == 'list' then
-	kind = t
-	last = tonumber(string.match(redis.call('LINDEX', KEYS[1], 0) or '', '^2 (%-?%d+)\n'))
-elseif t ~= 'none' then
-	return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
-end
-if not last then
-	local v = redis.call('GET', KEYS[2])
-	if v then
-		kind, last = 'keys', tonumber(v) or 0
+local head = redis.call('HGET', KEYS[1], 'h')
+last = head and tonumber(string.match(head, '^3 (%-?%d+) %d+\n'))
+if last then
+	kind = 'hash'
+else
+	local t = redis.call('TYPE', KEYS[2]).ok
+	if t == 'list' then
+		last = tonumber(string.match(redis.call('LINDEX', KEYS[2], 0) or '', '^2 (%-?%d+)\n'))
+	elseif t ~= 'none' then
+		return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+	end
+	if last then
+		kind = 'list'
+	else
+		local v = redis.call('GET', KEYS[3])
+		if v then
+			kind, last = 'keys', tonumber(v) or 0
+		end
 	end
 end
 `
 
 // expireScript deletes the conversation if its last activity is at or
-// before ARGV[1] (Unix µs), in whichever layout it is. A last activity of
-// the oldest layout that is not a number counts as long ago.
+// before ARGV[1] (Unix µs), in whichever layout it is.
 var expireScript = goredis.NewScript(storedLast + `
 if not last or last > tonumber(ARGV[1]) then
 	return 0
 end
 if kind == 'keys' then
-	return redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+	return redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
+elseif kind == 'list' then
+	return redis.call('DEL', KEYS[2])
 end
 return redis.call('DEL', KEYS[1])
 `)
@@ -283,7 +290,7 @@ return redis.call('DEL', KEYS[1])
 // deleteScript deletes the conversation, in every layout, and returns 1,
 // or 0 if there was none.
 var deleteScript = goredis.NewScript(storedLast + `
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
 if last then
 	return 1
 end
@@ -301,35 +308,16 @@ return 0
 // or fail [conversation.ValidateTurn] are left out and their number is
 // logged as a warning. A conversation without a hash, or whose hash has
 // no head this version reads, is read from the older layouts (list.go,
-// legacy.go).
+// legacy.go), in a second round trip.
 func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	key := s.convKey(phone)
-	pairs, err := s.readRaw(ctx, "HGETALL", key)
-	switch {
-	case wrongType(err):
-		// The previous version's list, until its next save.
-		elems, err := s.readRaw(ctx, "LRANGE", key, 0, -1)
-		if err != nil {
-			return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
-		}
-		if c, ok := s.fromList(ctx, phone, elems); ok {
-			return c, nil
-		}
-	case err != nil:
+	pairs, err := s.readRaw(ctx, "HGETALL", s.chatKey(phone))
+	if err != nil {
 		return conversation.Conversation{}, fmt.Errorf("redis: load: %w", err)
-	default:
-		if c, ok := s.fromHash(ctx, phone, pairs); ok {
-			return c, nil
-		}
 	}
-	return s.loadLegacy(ctx, phone)
-}
-
-// wrongType reports whether err is Redis's answer for a key of another
-// type than the command's.
-func wrongType(err error) bool {
-	var r replyError
-	return errors.As(err, &r) && strings.HasPrefix(string(r), "WRONGTYPE")
+	if c, ok := s.fromHash(ctx, phone, pairs); ok {
+		return c, nil
+	}
+	return s.loadOlder(ctx, phone)
 }
 
 // replySize is the size of the last raw reply, so that the next one's
@@ -455,10 +443,6 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 				continue
 			}
 		}
-		// The previous version's list, now a hash: save again.
-		if n, ok := res.(int64); ok && n == 2 && attempt < 2 {
-			continue
-		}
 		break
 	}
 	if err != nil {
@@ -506,7 +490,7 @@ const listBatch = 1000
 func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 	seen := map[string]bool{}
 	var phones []string
-	for _, kind := range []string{convKind, lastKind} {
+	for _, kind := range []string{chatKind, listKind, lastKind} {
 		var err error
 		if phones, err = s.scanSuffixes(ctx, s.prefix+kind, seen, phones); err != nil {
 			return nil, fmt.Errorf("redis: list: %w", err)
@@ -519,10 +503,9 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 		cmds := make([]summaryCmds, len(chunk))
 		_, err := s.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for i, phone := range chunk {
-				key := s.convKey(phone)
 				cmds[i] = summaryCmds{
-					head: p.HGet(ctx, key, headField), fields: p.HLen(ctx, key),
-					listHead: p.LIndex(ctx, key, 0), listLen: p.LLen(ctx, key),
+					head: p.HGet(ctx, s.chatKey(phone), headField), fields: p.HLen(ctx, s.chatKey(phone)),
+					listHead: p.LIndex(ctx, s.listKey(phone), 0), listLen: p.LLen(ctx, s.listKey(phone)),
 					last: p.Get(ctx, s.lastKey(phone)), count: p.LLen(ctx, s.turnsKey(phone)),
 				}
 			}
@@ -546,8 +529,8 @@ func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
 
 // summaryCmds are the replies of List's pipeline for one phone: its hash's
 // head and number of fields, the previous version's list head and length,
-// and the oldest layout's last activity and number of turns. The commands
-// on the key of a layout it is not in answer WRONGTYPE.
+// and the oldest layout's last activity and number of turns. A key of
+// another type than its layout's answers WRONGTYPE, and is passed over.
 type summaryCmds struct {
 	head, listHead, last *goredis.StringCmd
 	fields, listLen      *goredis.IntCmd

@@ -103,7 +103,7 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := prefix + "conv:+14155551234"; len(keys) != 1 || keys[0] != want {
+	if want := prefix + "chat:+14155551234"; len(keys) != 1 || keys[0] != want {
 		t.Fatalf("keys = %q, want [%q]", keys, want)
 	}
 	plain, err := turn("hi", "hello").MarshalJSON()
@@ -141,7 +141,7 @@ func TestTTL(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	key := prefix + "conv:" + phone
+	key := prefix + "chat:" + phone
 	lim := conversation.Limits{Timeout: 10 * time.Minute, MaxTurns: 10}
 
 	checkTTL := func(when string) {
@@ -185,7 +185,7 @@ func TestTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n, err := rdb.Exists(ctx, prefix+"conv:+14155550000").Result(); err != nil || n != 0 {
+	if n, err := rdb.Exists(ctx, prefix+"chat:+14155550000").Result(); err != nil || n != 0 {
 		t.Fatalf("%d keys left after the TTL (err %v), want 0", n, err)
 	}
 }
@@ -352,7 +352,7 @@ func TestCorruptDataRepaired(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	key := prefix + "conv:" + phone
+	key := prefix + "chat:" + phone
 	now := storetest.Start
 	for _, text := range []string{"first", "x", "y", "z", "second"} {
 		if err := s.Append(ctx, phone, turn(text, "ok"), now, lim); err != nil {
@@ -413,15 +413,15 @@ func TestAppendFailsWhole(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	key := prefix + "conv:" + phone
-	if err := rdb.Set(ctx, key, "not a list", time.Hour).Err(); err != nil {
+	key := prefix + "chat:" + phone
+	if err := rdb.Set(ctx, key, "not a hash", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	err := s.Append(ctx, phone, turn("two", "2"), storetest.Start.Add(time.Minute), lim)
 	if err == nil || !strings.HasPrefix(err.Error(), "redis: append: ") {
 		t.Fatalf("Append over a string: err = %v, want a redis: append error", err)
 	}
-	if got, _ := rdb.Get(ctx, key).Result(); got != "not a list" {
+	if got, _ := rdb.Get(ctx, key).Result(); got != "not a hash" {
 		t.Fatalf("a failed Append changed the string to %q", got)
 	}
 	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl <= 59*time.Minute {
@@ -453,7 +453,7 @@ func TestReplaceTTL(t *testing.T) {
 	if ok, err := s.Replace(ctx, c, 10*time.Minute); !ok || err != nil {
 		t.Fatalf("Replace = %v, %v", ok, err)
 	}
-	ttl, err := rdb.PTTL(ctx, prefix+"conv:"+phone).Result()
+	ttl, err := rdb.PTTL(ctx, prefix+"chat:"+phone).Result()
 	if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute+time.Second {
 		t.Errorf("TTL = %v (err %v), want the 10m timeout plus at most a second", ttl, err)
 	}
@@ -467,14 +467,14 @@ func TestReplaceFailsWhole(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	if err := rdb.Set(ctx, prefix+"conv:"+phone, "not a list", time.Hour).Err(); err != nil {
+	if err := rdb.Set(ctx, prefix+"chat:"+phone, "not a hash", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	c := conversation.Conversation{Phone: phone, LastActive: storetest.Start.Add(time.Minute), Turns: []conversation.Turn{turn("two", "2")}}
 	if _, err := s.Replace(ctx, c, time.Hour); err == nil || !strings.HasPrefix(err.Error(), "redis: replace: ") {
 		t.Fatalf("Replace over a string: err = %v, want a redis: replace error", err)
 	}
-	if got, _ := rdb.Get(ctx, prefix+"conv:"+phone).Result(); got != "not a list" {
+	if got, _ := rdb.Get(ctx, prefix+"chat:"+phone).Result(); got != "not a hash" {
 		t.Fatalf("a failed Replace changed the string to %q", got)
 	}
 }
@@ -494,7 +494,7 @@ func TestAppendDropsOrphanTurns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := rdb.HDel(ctx, prefix+"conv:"+phone, "h").Err(); err != nil {
+	if err := rdb.HDel(ctx, prefix+"chat:"+phone, "h").Err(); err != nil {
 		t.Fatal(err)
 	}
 	elem, err := turn("stale", "old").MarshalJSON()
@@ -518,7 +518,7 @@ func TestAppendDropsOrphanTurns(t *testing.T) {
 		if got := strings.Join(turnTexts(c), ","); got != "fresh" {
 			t.Fatalf("%s: turns after a save over orphan turns = %q, want only fresh", p, got)
 		}
-		if _, _, _, n := stored(t, rdb, prefix+"conv:"+p); n != 2 {
+		if _, _, _, n := stored(t, rdb, prefix+"chat:"+p); n != 2 {
 			t.Fatalf("%s: %d fields after a save over orphan turns, want the head and the new turn", p, n)
 		}
 	}
@@ -709,7 +709,7 @@ func TestEditedElement(t *testing.T) {
 	rdb := rawClient(t)
 	ctx := context.Background()
 	const phone = "+14155551234"
-	key := prefix + "conv:" + phone
+	key := prefix + "chat:" + phone
 	now := storetest.Start
 	for _, tr := range []conversation.Turn{turn("first", "ok"), turn("second", "ok"),
 		{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}} {
