@@ -7,37 +7,39 @@
 // # Keys
 //
 // Every key starts with [Options].Prefix ("mombot:" by default). A phone's
-// conversation is one list:
+// conversation is one hash:
 //
-//	<prefix>conv:<phone>    list: the head, then the turns, oldest first
+//	<prefix>chat:<phone>    hash: the head "h", and a field per turn
 //
-// A turn's element is its JSON as [conversation.Turn.MarshalJSON] writes
-// it. The head is text (turns.go): a format version, the last activity in
-// Unix microseconds, and a line per turn with the CRC-32C of its element
-// and its tool_use ids in hex:
+// A turn's value is its JSON as [conversation.Turn.MarshalJSON] writes it,
+// in a field of its own: 16 hex digits, random, for a saved turn. The head
+// is text (turns.go): a format version, the last activity in Unix
+// microseconds and the number of turns, and a line per turn, in order,
+// with its field, the CRC-32C of its value and its tool_use ids in hex:
 //
-//	2 1771929300123456
-//	9f3a01c2 746f6f6c755f31
-//	1b2c3d4e
+//	3 1771929300123456 2
+//	4c7a30998844c6f6:9f3a01c2 746f6f6c755f31
+//	cec0bd8c19e37da1:1b2c3d4e
 //
-// One LRANGE reads a conversation at one instant: a load splits each turn
+// One HGETALL reads a conversation at one instant: a load splits each turn
 // whose checksum matches its line without decoding or validating it again
 // (it was validated as it was saved) and decodes and validates any other.
-// The conversation is the turns the head has lines for: an element after
-// them (the turn of a save that was refused, or whose script did not run)
-// is no part of it, and the next save drops it. A save checks a new turn's
-// tool ids against the lines of the turns that stay, without moving the
-// turns through Lua.
+// The conversation is the turns the head has lines for, in the head's
+// order; a field of no line is no part of it. A save writes the turn into
+// a new field and a script links it into the head, checking the new turn's
+// tool ids against the lines of the turns that stay and deleting the
+// fields of the turns the cap drops, without moving any turn through Lua.
 //
-// Versions before this one kept a conversation in three keys (last:,
-// turns: and ids:, see legacy.go). This version reads a conversation that
-// is only there, and its first save moves the turns that stay into the
-// list and deletes the three keys, atomically; since they carried the
-// conversation's TTL, none are left an inactivity timeout after an
-// upgrade. An older version does not read the list: replicas of both
-// versions sharing one Redis at once (during a rolling upgrade, or after
-// going back) do not see each other's conversations, which then start
-// anew for the one that cannot read them. Upgrade every replica at once.
+// The previous version kept a conversation in one list (conv:<phone>, see
+// list.go), and versions before it in three keys (last:, turns: and ids:,
+// see legacy.go). This version reads a conversation that is only there,
+// and its first save moves the turns that stay into the hash and deletes
+// the older keys, atomically; since they carried the conversation's TTL,
+// none are left an inactivity timeout after an upgrade. An older version
+// does not read the hash: replicas of both versions sharing one Redis at
+// once (during a rolling upgrade, or after going back) do not see each
+// other's conversations, which then start anew for the one that cannot
+// read them. Upgrade every replica at once.
 //
 // Apart from the conversation, a phone's recent messages (for replies to
 // them, [conversation.RecentMessages]) are two keys with a week's TTL, see
@@ -45,17 +47,6 @@
 //
 //	<prefix>recent:<phone>     hash: message id -> role, text and time
 //	<prefix>recentat:<phone>   sorted set: message ids by time
-//
-// A turn saved by this version starts with a member "_mombot" that holds a
-// format version, the CRC-32C of the rest and the turn's tool_use ids in hex
-// ({"_mombot":"1 9f3a01c2 746f6f6c755f31","messages":[...]}). A load splits
-// a turn whose checksum matches without decoding or validating it again
-// (it was validated as it was saved) and validates any other, and a save
-// checks that a new turn reuses no tool id of the turns it joins from the
-// ids list, without moving the turns through Lua; the list is built again
-// from the turns when it is not in step with them (turns saved by an older
-// version, which reads such a turn as one with an extra key and knows
-// nothing of the ids list).
 //
 // A phone's usage ledger ([conversation.UsageLedger]) is one more key, with
 // no TTL, so that it outlives the conversation:
@@ -66,7 +57,7 @@
 // delivery/redis puts its keys under the same prefix (lock:, queue:,
 // waiting:, seen:), on the same connections.
 //
-// The conversation's list carries a TTL: the inactivity timeout of the
+// The conversation's hash carries a TTL: the inactivity timeout of the
 // save plus a second, renewed on every save. The TTL is only the garbage
 // collector, so that people who never come back do not stay in Redis and
 // no sweeper is needed; whether a conversation is over is decided by
@@ -76,13 +67,13 @@
 //
 // # Atomicity
 //
-// A save is one MULTI/EXEC, one round trip: a Lua script that restarts
-// the conversation if the stored last activity is older than the timeout,
-// checks the new turn's tool ids, writes the new head, drops the turns
-// beyond the cap and sets the TTL; then an RPUSHX of the turn, which so
-// never passes through Lua. [Store.Expire] is a script that deletes only
-// if the stored last activity is at or before the cutoff, and
-// [Store.Load] is one LRANGE. Redis runs a transaction and a script
+// A save is one MULTI/EXEC, one round trip: an HSET of the turn into a
+// new field, which so never passes through Lua, then a Lua script that
+// restarts the conversation if the stored last activity is older than the
+// timeout, checks the new turn's tool ids (deleting its field if one is in
+// use), writes the new head, deletes the turns beyond the cap and sets the
+// TTL. [Store.Expire] is a script that deletes only if the stored last
+// activity is at or before the cutoff, and [Store.Load] is one HGETALL. Redis runs a transaction and a script
 // alone, so two replicas saving for one phone, or a save racing an
 // expiry, never leave a conversation half written. Listing uses SCAN,
 // never KEYS, and so does not stop the server.

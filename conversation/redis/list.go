@@ -9,8 +9,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-// The previous version kept a conversation in one list (format 2) at the
-// key that is now the conversation's hash:
+// The previous version kept a conversation in one list (format 2):
 //
 //	<prefix>conv:<phone>    list: the head, then the turns, oldest first
 //
@@ -23,12 +22,12 @@ import (
 //
 // one line per turn, in the order of the turns. The conversation was the
 // turns the head has lines for; an element after them (the turn of a save
-// that was refused) was no part of it. A load that finds the list reads
-// it, and the first save after the upgrade turns it into the hash, in the
-// append script: its turns become the fields "m1", "m2", ... with their
-// lines, and the save then runs again on the hash. Expire, Delete, Replace
-// and List know the list too. The list carried the conversation's TTL, so
-// that an upgrade leaves none after the inactivity timeout.
+// that was refused) was no part of it. A load that finds no hash reads the
+// list, and the first save after the upgrade moves its turns that stay
+// into the hash (fields "m1", "m2", ... with their lines, in the append
+// script) and deletes it. Expire, Delete, Replace and List know the list
+// too. It carried the conversation's TTL, so that an upgrade leaves none
+// after the inactivity timeout.
 const listVersion = "2"
 
 // parseListHead reads the head of a list: the last activity (ok false if
