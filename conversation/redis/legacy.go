@@ -72,19 +72,11 @@ func (s *Store) loadOlder(ctx context.Context, phone string) (conversation.Conve
 		s.log.WarnContext(ctx, "redis: stored last activity is not a number; the conversation counts as expired",
 			"phone", maskPhone(phone))
 	}
-	elems := turnsCmd.Val()
-	c := conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, len(elems))}
-	undecodable, foreign := 0, false
-	for _, v := range elems {
-		t, trusted, err := decodeTurn([]byte(v))
-		if err != nil {
-			undecodable++
-			continue
-		}
-		foreign = foreign || !trusted
-		c.Turns = append(c.Turns, t)
+	r := newTurnReader(phone, last, len(turnsCmd.Val()))
+	for _, v := range turnsCmd.Val() {
+		r.add(nil, []byte(v))
 	}
-	return s.repaired(ctx, c, undecodable, foreign), nil
+	return s.repaired(ctx, r), nil
 }
 
 func byteSlices(ss []string) [][]byte {

@@ -76,22 +76,40 @@ func (s *Store) fromList(ctx context.Context, phone string, elems [][]byte) (c c
 	} else {
 		sums = nil // fewer turns than lines, changed by hand: trust none
 	}
-	c = conversation.Conversation{Phone: phone, LastActive: time.UnixMicro(micros), Turns: make([]conversation.Turn, 0, len(elems))}
-	undecodable, foreign := 0, false
+	r := newTurnReader(phone, time.UnixMicro(micros), len(elems))
 	for i, e := range elems {
 		var sum []byte
 		if sums != nil {
 			sum = sums[i]
 		}
-		t, trusted, err := readTurn(sum, e)
-		if err != nil {
-			undecodable++
-			continue
-		}
-		foreign = foreign || !trusted
-		c.Turns = append(c.Turns, t)
+		r.add(sum, e)
 	}
-	return s.repaired(ctx, c, undecodable, foreign), true
+	return s.repaired(ctx, r), true
+}
+
+// turnReader gathers a conversation's turns as a load reads them from any
+// layout, counting those that do not decode and noting whether any was
+// not known to be valid, for Store.repaired.
+type turnReader struct {
+	c           conversation.Conversation
+	undecodable int
+	foreign     bool
+}
+
+func newTurnReader(phone string, last time.Time, n int) *turnReader {
+	return &turnReader{c: conversation.Conversation{Phone: phone, LastActive: last, Turns: make([]conversation.Turn, 0, n)}}
+}
+
+// add reads the stored turn elem whose line has the checksum sum (nil if
+// none), see readTurn.
+func (r *turnReader) add(sum, elem []byte) {
+	t, trusted, err := readTurn(sum, elem)
+	if err != nil {
+		r.undecodable++
+		return
+	}
+	r.foreign = r.foreign || !trusted
+	r.c.Turns = append(r.c.Turns, t)
 }
 
 // readTurn reads a stored turn whose line has the checksum sum (nil if it

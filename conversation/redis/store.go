@@ -351,8 +351,7 @@ func (s *Store) fromHash(ctx context.Context, phone string, pairs [][]byte) (c c
 	if !ok {
 		return c, false
 	}
-	c = conversation.Conversation{Phone: phone, LastActive: time.UnixMicro(micros), Turns: make([]conversation.Turn, 0, len(lines))}
-	undecodable, foreign := 0, false
+	r := newTurnReader(phone, time.UnixMicro(micros), len(lines))
 	for _, l := range lines {
 		var elem []byte
 		for i := 0; i+1 < len(pairs); i += 2 {
@@ -362,25 +361,20 @@ func (s *Store) fromHash(ctx context.Context, phone string, pairs [][]byte) (c c
 			}
 		}
 		if elem == nil { // its field deleted by hand
-			undecodable++
+			r.undecodable++
 			continue
 		}
-		t, trusted, err := readTurn(l.sum, elem)
-		if err != nil {
-			undecodable++
-			continue
-		}
-		foreign = foreign || !trusted
-		c.Turns = append(c.Turns, t)
+		r.add(l.sum, elem)
 	}
-	return s.repaired(ctx, c, undecodable, foreign), true
+	return s.repaired(ctx, r), true
 }
 
-// repaired passes c's turns through conversation.Repair when some were
-// not known to be valid (foreign) or left out (undecodable), and logs what
-// was dropped.
-func (s *Store) repaired(ctx context.Context, c conversation.Conversation, undecodable int, foreign bool) conversation.Conversation {
-	if !foreign && undecodable == 0 {
+// repaired returns the conversation r read, passing its turns through
+// conversation.Repair when some were not known to be valid or left out,
+// and logs what was dropped.
+func (s *Store) repaired(ctx context.Context, r *turnReader) conversation.Conversation {
+	c := r.c
+	if !r.foreign && r.undecodable == 0 {
 		return c
 	}
 	// What is in Redis may have been written by another program or an
@@ -388,7 +382,7 @@ func (s *Store) repaired(ctx context.Context, c conversation.Conversation, undec
 	// request fail.
 	var invalid int
 	c.Turns, invalid = conversation.Repair(c.Turns)
-	if dropped := undecodable + invalid; dropped > 0 {
+	if dropped := r.undecodable + invalid; dropped > 0 {
 		s.log.WarnContext(ctx, "redis: dropped invalid stored turns",
 			"phone", maskPhone(c.Phone), "dropped", dropped, "kept", len(c.Turns))
 	}
