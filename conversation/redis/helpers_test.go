@@ -268,3 +268,10 @@ func newStorage(tb testing.TB) storetest.NewStorage {
 		}
 	}
 }
+
+// other returns the fixture for another phone, on the same store.
+func (f *fixture) other(phone string) *fixture {
+	g := *f
+	g.phone = phone
+	return &g
+}
