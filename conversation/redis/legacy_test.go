@@ -3,7 +3,6 @@ package redis_test
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -46,21 +45,20 @@ func newLegacyTurn(tb testing.TB, tr conversation.Turn, headerless bool) legacyT
 	return legacyTurn{turn: tr, elem: `{"_mombot":"1 ` + entry + `",` + string(data[1:]), entry: entry}
 }
 
-// writeLegacy stores turns for phone under prefix in the older layout,
-// last active at last, as the older version's save left them.
-func writeLegacy(tb testing.TB, rdb *goredis.Client, prefix, phone string, last time.Time, turns []legacyTurn) {
-	tb.Helper()
-	ctx := context.Background()
-	pipe := rdb.TxPipeline()
-	pipe.Set(ctx, prefix+"last:"+phone, last.UnixMicro(), time.Hour)
+// writeLegacy stores turns for the phone in the older layout, last active
+// at last, as the older version's save left them.
+func (f *fixture) writeLegacy(last time.Time, turns []legacyTurn) {
+	f.tb.Helper()
+	pipe := f.rdb.TxPipeline()
+	pipe.Set(f.ctx, f.key("last:"), last.UnixMicro(), time.Hour)
 	for _, lt := range turns {
-		pipe.RPush(ctx, prefix+"turns:"+phone, lt.elem)
-		pipe.RPush(ctx, prefix+"ids:"+phone, lt.entry)
+		pipe.RPush(f.ctx, f.key("turns:"), lt.elem)
+		pipe.RPush(f.ctx, f.key("ids:"), lt.entry)
 	}
-	pipe.Expire(ctx, prefix+"turns:"+phone, time.Hour)
-	pipe.Expire(ctx, prefix+"ids:"+phone, time.Hour)
-	if _, err := pipe.Exec(ctx); err != nil {
-		tb.Fatal(err)
+	pipe.Expire(f.ctx, f.key("turns:"), time.Hour)
+	pipe.Expire(f.ctx, f.key("ids:"), time.Hour)
+	if _, err := pipe.Exec(f.ctx); err != nil {
+		f.tb.Fatal(err)
 	}
 }
 
@@ -105,226 +103,88 @@ func turnsOf(lts []legacyTurn) []conversation.Turn {
 }
 
 // TestLegacyRead: a conversation that an older version left in its three
-// keys is loaded, listed, expired and deleted as it is, without a write.
+// keys is loaded and listed as it is, without a write. (Expire, Delete
+// and Replace: layouts_test.go.)
 func TestLegacyRead(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
+	f := newFixture(t, nil)
 	last := storetest.Start
 	turns := legacyTurns(t, "a", 3)
-	writeLegacy(t, rdb, prefix, phone, last, turns)
+	f.writeLegacy(last, turns)
+	before := f.dump()
 
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.LastActive.Equal(last) {
-		t.Fatalf("last active %v, want %v", c.LastActive, last)
-	}
-	sameTurns(t, c.Turns, turnsOf(turns))
-	mem, err := conversation.New(s, &conversation.Options{Now: func() time.Time { return last.Add(time.Minute) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := mem.History(ctx, phone)
+	f.check(last, turnsOf(turns)...)
+	now := last.Add(time.Minute)
+	h, err := f.memory(&now).History(f.ctx, f.phone)
 	if err != nil || len(h) != 12 {
 		t.Fatalf("History = %d messages, %v; want 12", len(h), err)
 	}
-	sums, err := s.List(ctx)
-	if err != nil || len(sums) != 1 || sums[0].Phone != phone || sums[0].Turns != 3 || !sums[0].LastActive.Equal(last) {
-		t.Fatalf("List = %+v, %v; want %s with 3 turns at %v", sums, err, phone, last)
+	sums, err := f.s.List(f.ctx)
+	if err != nil || len(sums) != 1 || sums[0].Phone != f.phone || sums[0].Turns != 3 || !sums[0].LastActive.Equal(last) {
+		t.Fatalf("List = %+v, %v; want %s with 3 turns at %v", sums, err, f.phone, last)
 	}
-	if n, _ := rdb.Exists(ctx, prefix+"chat:"+phone).Result(); n != 0 {
-		t.Fatal("a load wrote the conversation's list")
-	}
-
-	// Expire keeps a conversation newer than the cutoff and deletes it
-	// at the cutoff.
-	if err := s.Expire(ctx, phone, last.Add(-time.Microsecond)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Load(ctx, phone); err != nil {
-		t.Fatalf("Expire before the last activity deleted the conversation: %v", err)
-	}
-	if err := s.Expire(ctx, phone, last); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Load(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
-		t.Fatalf("Load after Expire: err = %v, want ErrNotFound", err)
-	}
-	if keys, _ := rdb.Keys(ctx, prefix+"*").Result(); len(keys) != 0 {
-		t.Fatalf("keys left after Expire: %q", keys)
-	}
-
-	writeLegacy(t, rdb, prefix, phone, last, turns)
-	if err := s.Delete(ctx, phone); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Delete(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
-		t.Fatalf("a second Delete: err = %v, want ErrNotFound", err)
-	}
-	if keys, _ := rdb.Keys(ctx, prefix+"*").Result(); len(keys) != 0 {
-		t.Fatalf("keys left after Delete: %q", keys)
-	}
+	f.checkUnchanged(before) // a load wrote no hash
 }
 
 // TestLegacyMovedBySave: the first save after the upgrade moves the turns
-// that stay into the list, byte for byte, deletes the older keys, and
+// that stay into the hash, byte for byte, deletes the older keys, and
 // checks the new turn's tool ids against the moved turns, with or
 // without their header.
 func TestLegacyMovedBySave(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	now := storetest.Start
+	f := newFixture(t, nil)
 	turns := legacyTurns(t, "a", lim.MaxTurns) // full: the save drops a0
-	writeLegacy(t, rdb, prefix, phone, now, turns)
+	f.writeLegacy(storetest.Start, turns)
+	before := f.dump()
 
-	for _, id := range []string{"toolu_a1", "toolu_a2"} { // headerless, with header
-		tr := conversation.Turn{Messages: storetest.ToolTurn("again", id, "r", "ok")}
-		if err := s.Append(ctx, phone, tr, now.Add(time.Minute), lim); !errors.Is(err, conversation.ErrInvalidTurn) {
-			t.Fatalf("id %s of a turn that stays reused: Append err = %v, want ErrInvalidTurn", id, err)
-		}
-	}
-	if n, _ := rdb.Exists(ctx, prefix+"chat:"+phone).Result(); n != 0 {
-		t.Fatal("a refused save moved the conversation")
-	}
+	now := storetest.Start.Add(time.Minute)
+	f.refuse(now, lim, toolTurn("again", "toolu_a1")) // headerless
+	f.refuse(now, lim, toolTurn("again", "toolu_a2")) // with header
+	f.checkUnchanged(before)                          // a refused save moved nothing
 	// The oldest turn is dropped by this save, so its id is free.
-	next := conversation.Turn{Messages: storetest.ToolTurn("next", "toolu_a0", "r", "ok")}
-	if err := s.Append(ctx, phone, next, now.Add(time.Minute), lim); err != nil {
-		t.Fatal(err)
-	}
-	keys, _ := rdb.Keys(ctx, prefix+"*").Result()
-	if want := prefix + "chat:" + phone; len(keys) != 1 || keys[0] != want {
-		t.Fatalf("keys after the save = %q, want [%q]", keys, want)
-	}
-	if ttl, _ := rdb.PTTL(ctx, keys[0]).Result(); ttl <= lim.Timeout-time.Minute || ttl > lim.Timeout+time.Second {
-		t.Fatalf("TTL of the list = %v, want the timeout", ttl)
-	}
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.LastActive.Equal(now.Add(time.Minute)) {
-		t.Fatalf("last active %v, want the save's", c.LastActive)
-	}
-	sameTurns(t, c.Turns, append(turnsOf(turns[1:]), next))
+	next := toolTurn("next", "toolu_a0")
+	f.save(now, lim, next)
+	f.checkKeys("chat:")
+	f.checkTTL(lim.Timeout + time.Second)
+	f.check(now, append(turnsOf(turns[1:]), next)...)
 
 	// The moved turns' ids are checked by the saves that follow too, and
 	// leave as the cap drops their turns.
-	for i, id := range []string{"toolu_b0", "toolu_b1"} {
-		tr := conversation.Turn{Messages: storetest.ToolTurn("b", id, "r", "ok")}
-		if err := s.Append(ctx, phone, tr, now.Add(time.Minute), lim); err != nil {
-			t.Fatalf("save %d after the move: %v", i, err)
-		}
-	}
+	f.save(now, lim, toolTurn("b", "toolu_b0"), toolTurn("b", "toolu_b1"))
 	// The next save keeps a4 to a9: a4 (headerless) and a5 (with its
 	// header) are in use, a3 leaves with this save.
-	for _, id := range []string{"toolu_a4", "toolu_a5"} {
-		tr := conversation.Turn{Messages: storetest.ToolTurn("again", id, "r", "ok")}
-		if err := s.Append(ctx, phone, tr, now.Add(time.Minute), lim); !errors.Is(err, conversation.ErrInvalidTurn) {
-			t.Fatalf("id %s of a moved turn that stays: Append err = %v, want ErrInvalidTurn", id, err)
-		}
-	}
-	tr := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_a3", "r", "ok")}
-	if err := s.Append(ctx, phone, tr, now.Add(time.Minute), lim); err != nil {
-		t.Fatalf("id toolu_a3 of the turn the save drops: %v", err)
-	}
+	f.refuse(now, lim, toolTurn("again", "toolu_a4"))
+	f.refuse(now, lim, toolTurn("again", "toolu_a5"))
+	f.save(now, lim, toolTurn("again", "toolu_a3"))
 }
 
 // TestLegacyExpiredBySave: a save after the older layout's conversation
 // expired starts anew and deletes the older keys.
 func TestLegacyExpiredBySave(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	writeLegacy(t, rdb, prefix, phone, storetest.Start, legacyTurns(t, "a", 2))
+	f := newFixture(t, nil)
+	f.writeLegacy(storetest.Start, legacyTurns(t, "a", 2))
 	later := storetest.Start.Add(lim.Timeout + time.Second)
-	tr := conversation.Turn{Messages: storetest.ToolTurn("new", "toolu_a0", "r", "ok")}
-	if err := s.Append(ctx, phone, tr, later, lim); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameTurns(t, c.Turns, []conversation.Turn{tr})
-	if keys, _ := rdb.Keys(ctx, prefix+"*").Result(); len(keys) != 1 {
-		t.Fatalf("keys after the save = %q, want only the list", keys)
-	}
-}
-
-// TestLegacyReplaced: Replace keeps an older layout's conversation that is
-// newer, and replaces an older one, deleting its keys.
-func TestLegacyReplaced(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	writeLegacy(t, rdb, prefix, phone, storetest.Start, legacyTurns(t, "a", 2))
-	c := conversation.Conversation{Phone: phone, LastActive: storetest.Start.Add(-time.Second), Turns: []conversation.Turn{turn("copy", "ok")}}
-	if ok, err := s.Replace(ctx, c, time.Hour); ok || err != nil {
-		t.Fatalf("Replace over a newer conversation = %v, %v; want false", ok, err)
-	}
-	c.LastActive = storetest.Start.Add(time.Second)
-	if ok, err := s.Replace(ctx, c, time.Hour); !ok || err != nil {
-		t.Fatalf("Replace over an older conversation = %v, %v; want true", ok, err)
-	}
-	got, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameTurns(t, got.Turns, c.Turns)
-	if keys, _ := rdb.Keys(ctx, prefix+"*").Result(); len(keys) != 1 {
-		t.Fatalf("keys after Replace = %q, want only the list", keys)
-	}
+	tr := toolTurn("new", "toolu_a0")
+	f.save(later, lim, tr)
+	f.check(later, tr)
+	f.checkKeys("chat:")
 }
 
 // TestRefusedTurnNotInConversation: a turn refused for a reused tool id is
 // written into a field of its own and deleted by the same transaction: no
 // load, list or save sees it.
 func TestRefusedTurnNotInConversation(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	key := prefix + "chat:" + phone
+	f := newFixture(t, nil)
 	now := storetest.Start
-	first := conversation.Turn{Messages: storetest.ToolTurn("one", "toolu_1", "r", "ok")}
-	if err := s.Append(ctx, phone, first, now, lim); err != nil {
-		t.Fatal(err)
-	}
-	again := conversation.Turn{Messages: storetest.ToolTurn("two", "toolu_1", "r", "ok")}
-	if err := s.Append(ctx, phone, again, now.Add(time.Minute), lim); !errors.Is(err, conversation.ErrInvalidTurn) {
-		t.Fatalf("Append err = %v, want ErrInvalidTurn", err)
-	}
-	if _, _, _, n := stored(t, rdb, key); n != 2 {
+	first := toolTurn("one", "toolu_1")
+	f.save(now, lim, first)
+	f.refuse(now.Add(time.Minute), lim, toolTurn("two", "toolu_1"))
+	if _, _, _, n := stored(t, f.rdb, f.key("chat:")); n != 2 {
 		t.Fatalf("%d fields after a refused save, want 2: the head and the turn", n)
 	}
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !c.LastActive.Equal(now) {
-		t.Fatalf("last active %v after a refused save, want %v", c.LastActive, now)
-	}
-	sameTurns(t, c.Turns, []conversation.Turn{first})
-	if sums, err := s.List(ctx); err != nil || len(sums) != 1 || sums[0].Turns != 1 {
-		t.Fatalf("List = %+v, %v; want 1 turn", sums, err)
-	}
-	second := conversation.Turn{Messages: storetest.ToolTurn("two", "toolu_2", "r", "ok")}
-	if err := s.Append(ctx, phone, second, now.Add(time.Minute), lim); err != nil {
-		t.Fatal(err)
-	}
-	_, _, values, n := stored(t, rdb, key)
+	f.check(now, first) // the refused save's time is not the last activity
+	f.listed(1)
+	second := toolTurn("two", "toolu_2")
+	f.save(now.Add(time.Minute), lim, second)
+	_, _, values, n := stored(t, f.rdb, f.key("chat:"))
 	want := make([]string, 2)
 	for i, tr := range []conversation.Turn{first, second} {
 		b, _ := tr.MarshalJSON()

@@ -24,13 +24,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	url := testURL(t)
-	storetest.Run(t, func(t *testing.T) storetest.Opener {
-		prefix := newPrefix(t)
-		return func() (conversation.Store, error) {
-			return redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: quiet})
-		}
-	})
+	storetest.Run(t, newStorage(t))
 }
 
 func turn(user, reply string) conversation.Turn {
@@ -88,24 +82,11 @@ func TestNotFound(t *testing.T) {
 // TestKeys: a conversation is one hash, its head and a field per turn,
 // each turn's value exactly its JSON as Turn.MarshalJSON writes it.
 func TestKeys(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
+	f := newFixture(t, nil)
 	now := storetest.Start
 	tool := conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_1", "found", "here")}
-	for _, tr := range []conversation.Turn{turn("hi", "hello"), tool} {
-		if err := s.Append(ctx, "+14155551234", tr, now, lim); err != nil {
-			t.Fatal(err)
-		}
-	}
-	keys, err := rdb.Keys(ctx, prefix+"*").Result() // a test's own few keys
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := prefix + "chat:+14155551234"; len(keys) != 1 || keys[0] != want {
-		t.Fatalf("keys = %q, want [%q]", keys, want)
-	}
+	f.save(now, lim, turn("hi", "hello"), tool)
+	f.checkKeys("chat:")
 	plain, err := turn("hi", "hello").MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +95,7 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, fields, values, n := stored(t, rdb, keys[0])
+	head, fields, values, n := stored(t, f.rdb, f.key("chat:"))
 	if len(fields) != 2 || n != 3 {
 		t.Fatalf("head %q, %d fields in all; want 2 turns and the head", head, n)
 	}
@@ -133,47 +114,25 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// TestTTL shows that the list gets the timeout as TTL, that every save
+// TestTTL shows that the hash gets the timeout as TTL, that every save
 // renews it, and that Redis then removes the conversation on its own.
 func TestTTL(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	key := prefix + "chat:" + phone
+	f := newFixture(t, nil)
 	lim := conversation.Limits{Timeout: 10 * time.Minute, MaxTurns: 10}
-
-	checkTTL := func(when string) {
-		t.Helper()
-		ttl, err := rdb.PTTL(ctx, key).Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ttl <= 10*time.Minute-time.Minute || ttl > 10*time.Minute+time.Second {
-			t.Errorf("%s: TTL = %v, want the 10m timeout plus at most a second", when, ttl)
-		}
-	}
-	if err := s.Append(ctx, phone, turn("one", "1"), time.Now(), lim); err != nil {
+	f.save(time.Now(), lim, turn("one", "1"))
+	f.checkTTL(lim.Timeout + time.Second)
+	if err := f.rdb.PExpire(f.ctx, f.key("chat:"), 5*time.Second).Err(); err != nil {
 		t.Fatal(err)
 	}
-	checkTTL("after the first save")
-	if err := rdb.PExpire(ctx, key, 5*time.Second).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Append(ctx, phone, turn("two", "2"), time.Now(), lim); err != nil {
-		t.Fatal(err)
-	}
-	checkTTL("after a second save")
+	f.save(time.Now(), lim, turn("two", "2"))
+	f.checkTTL(lim.Timeout + time.Second) // renewed
 
 	// With a short timeout the conversation goes away without a sweeper.
-	short := conversation.Limits{Timeout: 100 * time.Millisecond, MaxTurns: 10}
-	if err := s.Append(ctx, "+14155550000", turn("brief", "ok"), time.Now(), short); err != nil {
-		t.Fatal(err)
-	}
+	brief := f.other("+14155550000")
+	brief.save(time.Now(), conversation.Limits{Timeout: 100 * time.Millisecond, MaxTurns: 10}, turn("brief", "ok"))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err := s.Load(ctx, "+14155550000")
+		_, err := brief.s.Load(brief.ctx, brief.phone)
 		if errors.Is(err, conversation.ErrNotFound) {
 			break
 		}
@@ -185,9 +144,7 @@ func TestTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if n, err := rdb.Exists(ctx, prefix+"chat:+14155550000").Result(); err != nil || n != 0 {
-		t.Fatalf("%d keys left after the TTL (err %v), want 0", n, err)
-	}
+	f.checkKeys("chat:") // only the first phone's hash is left
 }
 
 // TestSaveRacingExpire runs saves against expiries of the state they
@@ -347,179 +304,115 @@ func TestListScans(t *testing.T) {
 // does not show the number.
 func TestCorruptDataRepaired(t *testing.T) {
 	var logs bytes.Buffer
-	prefix := newPrefix(t)
-	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	key := prefix + "chat:" + phone
+	f := newFixture(t, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	now := storetest.Start
-	for _, text := range []string{"first", "x", "y", "z", "second"} {
-		if err := s.Append(ctx, phone, turn(text, "ok"), now, lim); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, fields, _, _ := stored(t, rdb, key)
+	f.save(now, lim, turn("first", "ok"), turn("x", "ok"), turn("y", "ok"), turn("z", "ok"), turn("second", "ok"))
+	_, fields, _, _ := stored(t, f.rdb, f.key("chat:"))
 	for i, data := range []string{
 		`{"messages":[{"role":"assistant","content":"a reply without a question"}]}`,
 		`not JSON at all`,
 		`{"usage":{}}`,
 	} {
-		if err := rdb.HSet(ctx, key, fields[1+i], data).Err(); err != nil {
+		if err := f.rdb.HSet(f.ctx, f.key("chat:"), fields[1+i], data).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(turnTexts(c), ","); got != "first,second" {
-		t.Fatalf("Load kept turns %q, want first,second", got)
-	}
-	if l := logs.String(); !strings.Contains(l, "dropped=3") || strings.Contains(l, phone) {
+	f.checkTexts("first,second")
+	if l := logs.String(); !strings.Contains(l, "dropped=3") || strings.Contains(l, f.phone) {
 		t.Fatalf("log = %q, want a warning with dropped=3 and the phone masked", l)
 	}
 	// A save goes on from what the head says, and the turns it keeps are
 	// still read and checked.
-	if err := s.Append(ctx, phone, turn("third", "ok"), now, lim); err != nil {
-		t.Fatal(err)
-	}
-	if c, err := s.Load(ctx, phone); err != nil || strings.Join(turnTexts(c), ",") != "first,second,third" {
-		t.Fatalf("Load after a save = %q, %v; want first,second,third", turnTexts(c), err)
-	}
+	f.save(now, lim, turn("third", "ok"))
+	f.checkTexts("first,second,third")
 
 	// A head that is not one this version writes is no conversation:
 	// Load finds none, and a save starts anew.
-	if err := rdb.HSet(ctx, key, "h", "3 yesterday\n").Err(); err != nil {
+	if err := f.rdb.HSet(f.ctx, f.key("chat:"), "h", "3 yesterday\n").Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Load(ctx, phone); !errors.Is(err, conversation.ErrNotFound) {
-		t.Fatalf("Load with a corrupt head: err = %v, want ErrNotFound", err)
-	}
-	if err := s.Append(ctx, phone, turn("fresh", "ok"), now, lim); err != nil {
-		t.Fatal(err)
-	}
-	if c, err := s.Load(ctx, phone); err != nil || strings.Join(turnTexts(c), ",") != "fresh" {
-		t.Fatalf("Load after a save over a corrupt head = %q, %v; want fresh", turnTexts(c), err)
-	}
+	f.checkGone()
+	f.save(now, lim, turn("fresh", "ok"))
+	f.checkTexts("fresh")
 }
 
-// TestAppendFailsWhole: a save that Redis refuses, here because someone
-// put a string where the conversation belongs, changes nothing, not even
-// the key's TTL.
-func TestAppendFailsWhole(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	key := prefix + "chat:" + phone
-	if err := rdb.Set(ctx, key, "not a hash", time.Hour).Err(); err != nil {
-		t.Fatal(err)
+// TestWriteFailsWhole: a save or a Replace that Redis refuses, here
+// because someone put a string where the conversation belongs, changes
+// nothing, not even the key's TTL.
+func TestWriteFailsWhole(t *testing.T) {
+	tests := []struct {
+		name, prefix string // prefix: of the error
+		write        func(f *fixture) error
+	}{
+		{"append", "redis: append: ", func(f *fixture) error {
+			return f.s.Append(f.ctx, f.phone, turn("two", "2"), storetest.Start.Add(time.Minute), lim)
+		}},
+		{"replace", "redis: replace: ", func(f *fixture) error {
+			c := conversation.Conversation{Phone: f.phone, LastActive: storetest.Start.Add(time.Minute), Turns: []conversation.Turn{turn("two", "2")}}
+			_, err := f.s.Replace(f.ctx, c, time.Hour)
+			return err
+		}},
 	}
-	err := s.Append(ctx, phone, turn("two", "2"), storetest.Start.Add(time.Minute), lim)
-	if err == nil || !strings.HasPrefix(err.Error(), "redis: append: ") {
-		t.Fatalf("Append over a string: err = %v, want a redis: append error", err)
-	}
-	if got, _ := rdb.Get(ctx, key).Result(); got != "not a hash" {
-		t.Fatalf("a failed Append changed the string to %q", got)
-	}
-	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl <= 59*time.Minute {
-		t.Fatalf("a failed Append changed the TTL to %v", ttl)
-	}
-	if _, err := s.Load(ctx, phone); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
-		t.Fatalf("Load of a string: err = %v, want Redis's WRONGTYPE", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			if err := f.rdb.Set(f.ctx, f.key("chat:"), "not a hash", time.Hour).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.write(f); err == nil || !strings.HasPrefix(err.Error(), tt.prefix) {
+				t.Fatalf("write over a string: err = %v, want one starting %q", err, tt.prefix)
+			}
+			if got, _ := f.rdb.Get(f.ctx, f.key("chat:")).Result(); got != "not a hash" {
+				t.Fatalf("a failed write changed the string to %q", got)
+			}
+			if ttl, _ := f.rdb.PTTL(f.ctx, f.key("chat:")).Result(); ttl <= 59*time.Minute {
+				t.Fatalf("a failed write changed the TTL to %v", ttl)
+			}
+			if _, err := f.s.Load(f.ctx, f.phone); err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+				t.Fatalf("Load of a string: err = %v, want Redis's WRONGTYPE", err)
+			}
+		})
 	}
 }
 
 func TestReplacer(t *testing.T) {
-	url := testURL(t)
-	storetest.RunReplacer(t, func(t *testing.T) storetest.Opener {
-		prefix := newPrefix(t)
-		return func() (conversation.Store, error) {
-			return redis.Open(context.Background(), url, &redis.Options{Prefix: prefix, Logger: quiet})
-		}
-	})
+	storetest.RunReplacer(t, newStorage(t))
 }
 
 // TestReplaceTTL: the copied conversation expires like a saved one.
 func TestReplaceTTL(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	c := conversation.Conversation{Phone: phone, LastActive: time.Now(), Turns: []conversation.Turn{turn("hi", "hello")}}
-	if ok, err := s.Replace(ctx, c, 10*time.Minute); !ok || err != nil {
+	f := newFixture(t, nil)
+	c := conversation.Conversation{Phone: f.phone, LastActive: time.Now(), Turns: []conversation.Turn{turn("hi", "hello")}}
+	if ok, err := f.s.Replace(f.ctx, c, 10*time.Minute); !ok || err != nil {
 		t.Fatalf("Replace = %v, %v", ok, err)
 	}
-	ttl, err := rdb.PTTL(ctx, prefix+"chat:"+phone).Result()
-	if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute+time.Second {
-		t.Errorf("TTL = %v (err %v), want the 10m timeout plus at most a second", ttl, err)
-	}
-}
-
-// TestReplaceFailsWhole: a Replace that Redis refuses, here because someone
-// put a string where the conversation belongs, changes nothing.
-func TestReplaceFailsWhole(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	if err := rdb.Set(ctx, prefix+"chat:"+phone, "not a hash", time.Hour).Err(); err != nil {
-		t.Fatal(err)
-	}
-	c := conversation.Conversation{Phone: phone, LastActive: storetest.Start.Add(time.Minute), Turns: []conversation.Turn{turn("two", "2")}}
-	if _, err := s.Replace(ctx, c, time.Hour); err == nil || !strings.HasPrefix(err.Error(), "redis: replace: ") {
-		t.Fatalf("Replace over a string: err = %v, want a redis: replace error", err)
-	}
-	if got, _ := rdb.Get(ctx, prefix+"chat:"+phone).Result(); got != "not a hash" {
-		t.Fatalf("a failed Replace changed the string to %q", got)
-	}
+	f.checkTTL(10*time.Minute + time.Second)
 }
 
 // TestAppendDropsOrphanTurns: turns without a head (a hash whose head was
 // removed by hand, or the oldest layout's turns without their last
 // activity) are no conversation; a save starts a new one without them.
 func TestAppendDropsOrphanTurns(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	rdb := rawClient(t)
-	ctx := context.Background()
+	f := newFixture(t, nil)
+	old := f.other("+14155550000")
 	now := storetest.Start
-	const phone, old = "+14155551234", "+14155550000"
-	for _, text := range []string{"stale1", "stale2"} {
-		if err := s.Append(ctx, phone, turn(text, "old"), now, lim); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := rdb.HDel(ctx, prefix+"chat:"+phone, "h").Err(); err != nil {
+	f.save(now, lim, turn("stale1", "old"), turn("stale2", "old"))
+	if err := f.rdb.HDel(f.ctx, f.key("chat:"), "h").Err(); err != nil {
 		t.Fatal(err)
 	}
 	elem, err := turn("stale", "old").MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.RPush(ctx, prefix+"turns:"+old, elem).Err(); err != nil {
+	if err := f.rdb.RPush(f.ctx, old.key("turns:"), elem).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{phone, old} {
-		if _, err := s.Load(ctx, p); !errors.Is(err, conversation.ErrNotFound) {
-			t.Fatalf("%s: Load of turns without a head: err = %v, want ErrNotFound", p, err)
-		}
-		if err := s.Append(ctx, p, turn("fresh", "new"), now.Add(time.Minute), lim); err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.Load(ctx, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Join(turnTexts(c), ","); got != "fresh" {
-			t.Fatalf("%s: turns after a save over orphan turns = %q, want only fresh", p, got)
-		}
-		if _, _, _, n := stored(t, rdb, prefix+"chat:"+p); n != 2 {
-			t.Fatalf("%s: %d fields after a save over orphan turns, want the head and the new turn", p, n)
+	for _, p := range []*fixture{f, old} {
+		p.checkGone()
+		p.save(now.Add(time.Minute), lim, turn("fresh", "new"))
+		p.checkTexts("fresh")
+		if _, _, _, n := stored(t, p.rdb, p.key("chat:")); n != 2 {
+			t.Fatalf("%s: %d fields after a save over orphan turns, want the head and the new turn", p.phone, n)
 		}
 	}
 }
@@ -704,43 +597,43 @@ func (srv *silentServer) handle(c net.Conn) {
 // when invalid; the tool ids of the turns are still read from the head.
 func TestEditedElement(t *testing.T) {
 	var logs bytes.Buffer
-	prefix := newPrefix(t)
-	s := open(t, prefix, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	rdb := rawClient(t)
-	ctx := context.Background()
-	const phone = "+14155551234"
-	key := prefix + "chat:" + phone
+	f := newFixture(t, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	now := storetest.Start
-	for _, tr := range []conversation.Turn{turn("first", "ok"), turn("second", "ok"),
-		{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")}} {
-		if err := s.Append(ctx, phone, tr, now, lim); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, fields, values, _ := stored(t, rdb, key)
+	f.save(now, lim, turn("first", "ok"), turn("second", "ok"),
+		conversation.Turn{Messages: storetest.ToolTurn("find", "toolu_old", "found", "here")})
+	_, fields, values, _ := stored(t, f.rdb, f.key("chat:"))
 	elem := values[1]
 	// Same shape: only the checksum tells that it changed.
 	edited := strings.Replace(elem, `{"role":"user","content":"second"}`, `{"role":"assistant","content":"second"}`, 1)
 	if edited == elem {
 		t.Fatalf("element %q does not hold the expected message", elem)
 	}
-	if err := rdb.HSet(ctx, key, fields[1], edited).Err(); err != nil {
+	if err := f.rdb.HSet(f.ctx, f.key("chat:"), fields[1], edited).Err(); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.Load(ctx, phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := strings.Join(turnTexts(c), ","); got != "first,find" {
-		t.Fatalf("Load kept turns %q, want first,find", got)
-	}
+	f.checkTexts("first,find")
 	if !strings.Contains(logs.String(), "dropped=1") {
 		t.Fatalf("log = %q, want a warning with dropped=1", logs.String())
 	}
-	again := conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")}
-	if err := s.Append(ctx, phone, again, now, lim); !errors.Is(err, conversation.ErrInvalidTurn) {
-		t.Fatalf("a tool id of a kept turn reused: Append err = %v, want ErrInvalidTurn", err)
+	// A tool id of a kept turn reused.
+	f.refuse(now, lim, conversation.Turn{Messages: storetest.ToolTurn("again", "toolu_old", "found", "here")})
+}
+
+// twoCalls returns a valid turn whose assistant calls two tools at once,
+// with ids first and second, in that order.
+func twoCalls(first, second string) conversation.Turn {
+	use := func(id string) []byte {
+		return fmt.Appendf(nil, `{"type":"tool_use","id":%q,"name":"f","input":{}}`, id)
 	}
+	result := func(id, content string) []byte {
+		return fmt.Appendf(nil, `{"type":"tool_result","tool_use_id":%q,"content":%q}`, id, content)
+	}
+	return conversation.Turn{Messages: []conversation.Message{
+		conversation.UserText("two calls"),
+		conversation.NewMessage(conversation.RoleAssistant, use(first), use(second)),
+		conversation.NewMessage(conversation.RoleUser, result(first, "1"), result(second, "2")),
+		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("done")),
+	}}
 }
 
 // TestToolIDsMatchWhole: the append script refuses an id only when a kept
@@ -748,33 +641,21 @@ func TestEditedElement(t *testing.T) {
 // hex spells a kept turn's checksum; and it finds an id first, last or
 // alone among a turn's ids.
 func TestToolIDsMatchWhole(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	ctx := context.Background()
+	f := newFixture(t, nil)
 	now := storetest.Start
-	two := conversation.Turn{Messages: []conversation.Message{
-		conversation.UserText("two calls"),
-		conversation.NewMessage(conversation.RoleAssistant,
-			[]byte(`{"type":"tool_use","id":"abc","name":"f","input":{}}`),
-			[]byte(`{"type":"tool_use","id":"xyz","name":"f","input":{}}`)),
-		conversation.NewMessage(conversation.RoleUser,
-			[]byte(`{"type":"tool_result","tool_use_id":"abc","content":"1"}`),
-			[]byte(`{"type":"tool_result","tool_use_id":"xyz","content":"2"}`)),
-		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("done")),
-	}}
+	two := twoCalls("abc", "xyz")
 	data, err := two.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := hex.DecodeString(fmt.Sprintf("%08x", conversation.Checksum(data)))
 	for i, id := range []string{"ab", "bc", "xy", "yz", "abcxyz", string(sum), "abc", "xyz"} {
-		phone := fmt.Sprint("+1", i)
-		if err := s.Append(ctx, phone, two, now, lim); err != nil {
-			t.Fatal(err)
-		}
-		err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.ToolTurn("q", id, "r", "ok")}, now, lim)
-		if reused := id == "abc" || id == "xyz"; reused != errors.Is(err, conversation.ErrInvalidTurn) {
-			t.Fatalf("id %q (a kept turn's: %v): Append err = %v", id, reused, err)
+		p := f.other(fmt.Sprint("+1", i))
+		p.save(now, lim, two)
+		if id == "abc" || id == "xyz" { // a kept turn's
+			p.refuse(now, lim, toolTurn("q", id))
+		} else {
+			p.save(now, lim, toolTurn("q", id))
 		}
 	}
 }
@@ -783,62 +664,29 @@ func TestToolIDsMatchWhole(t *testing.T) {
 // after a longer id that starts with it, which the script's search passes
 // over before finding the id itself.
 func TestToolIDsAfterLongerOne(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	ctx := context.Background()
+	f := newFixture(t, nil)
 	now := storetest.Start
-	kept := conversation.Turn{Messages: []conversation.Message{
-		conversation.UserText("two calls"),
-		conversation.NewMessage(conversation.RoleAssistant,
-			[]byte(`{"type":"tool_use","id":"abc","name":"f","input":{}}`),
-			[]byte(`{"type":"tool_use","id":"ab","name":"f","input":{}}`)),
-		conversation.NewMessage(conversation.RoleUser,
-			[]byte(`{"type":"tool_result","tool_use_id":"abc","content":"1"}`),
-			[]byte(`{"type":"tool_result","tool_use_id":"ab","content":"2"}`)),
-		conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("done")),
-	}}
-	if err := s.Append(ctx, "+1", kept, now, lim); err != nil {
-		t.Fatal(err)
-	}
-	err := s.Append(ctx, "+1", conversation.Turn{Messages: storetest.ToolTurn("q", "ab", "r", "ok")}, now, lim)
-	if !errors.Is(err, conversation.ErrInvalidTurn) {
-		t.Fatalf("id %q after %q in a kept turn: Append err = %v, want ErrInvalidTurn", "ab", "abc", err)
-	}
-	if err := s.Append(ctx, "+1", conversation.Turn{Messages: storetest.ToolTurn("q", "a", "r", "ok")}, now, lim); err != nil {
-		t.Fatalf("id %q, part of kept ids only: Append err = %v", "a", err)
-	}
+	f.save(now, lim, twoCalls("abc", "ab"))
+	f.refuse(now, lim, toolTurn("q", "ab"))
+	f.save(now, lim, toolTurn("q", "a")) // part of kept ids only
 }
 
 // TestCapEdges: with a cap of one turn no turn stays next to a new one, so
 // its tool ids are free again; with no cap (0) every turn stays, and so do
 // their ids.
 func TestCapEdges(t *testing.T) {
-	prefix := newPrefix(t)
-	s := open(t, prefix, nil)
-	ctx := context.Background()
+	f := newFixture(t, nil)
 	now := storetest.Start
-	tool := func(user, id string) conversation.Turn {
-		return conversation.Turn{Messages: storetest.ToolTurn(user, id, "r", "ok")}
-	}
 	one := conversation.Limits{Timeout: time.Hour, MaxTurns: 1}
-	for _, user := range []string{"a", "b"} {
-		if err := s.Append(ctx, "+1", tool(user, "toolu_1"), now, one); err != nil {
-			t.Fatalf("cap 1, turn %s: %v", user, err)
-		}
-	}
-	if c, err := s.Load(ctx, "+1"); err != nil || strings.Join(turnTexts(c), ",") != "b" {
-		t.Fatalf("cap 1: Load = %q, %v; want b", turnTexts(c), err)
-	}
-	none := conversation.Limits{Timeout: time.Hour}
+	f.save(now, one, toolTurn("a", "toolu_1"), toolTurn("b", "toolu_1"))
+	f.checkTexts("b")
+
+	none, g := conversation.Limits{Timeout: time.Hour}, f.other("+2")
 	for i := range 12 {
-		if err := s.Append(ctx, "+2", tool(fmt.Sprint(i), fmt.Sprint("toolu_", i)), now, none); err != nil {
-			t.Fatal(err)
-		}
+		g.save(now, none, toolTurn(fmt.Sprint(i), fmt.Sprint("toolu_", i)))
 	}
-	if err := s.Append(ctx, "+2", tool("again", "toolu_0"), now, none); !errors.Is(err, conversation.ErrInvalidTurn) {
-		t.Fatalf("no cap, the first turn's id reused: Append err = %v, want ErrInvalidTurn", err)
-	}
-	if c, err := s.Load(ctx, "+2"); err != nil || len(c.Turns) != 12 {
-		t.Fatalf("no cap: Load = %d turns, %v; want 12", len(c.Turns), err)
+	g.refuse(now, none, toolTurn("again", "toolu_0")) // the first turn's
+	if c := g.load(); len(c.Turns) != 12 {
+		t.Fatalf("no cap: Load = %d turns; want 12", len(c.Turns))
 	}
 }
