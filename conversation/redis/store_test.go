@@ -690,3 +690,24 @@ func TestCapEdges(t *testing.T) {
 		t.Fatalf("no cap: Load = %d turns; want 12", len(c.Turns))
 	}
 }
+
+// TestMissingField: a turn whose field was deleted by hand, its line still
+// in the head, is left out with a warning; its line's tool ids still count
+// as in use, and the next save goes on from the head.
+func TestMissingField(t *testing.T) {
+	var logs bytes.Buffer
+	f := newFixture(t, &redis.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	now := storetest.Start
+	f.save(now, lim, turn("first", "ok"), toolTurn("find", "toolu_gone"), turn("third", "ok"))
+	_, fields, _, _ := stored(t, f.rdb, f.key("chat:"))
+	if err := f.rdb.HDel(f.ctx, f.key("chat:"), fields[1]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	f.checkTexts("first,third")
+	if !strings.Contains(logs.String(), "dropped=1") {
+		t.Fatalf("log = %q, want a warning with dropped=1", logs.String())
+	}
+	f.refuse(now, lim, toolTurn("again", "toolu_gone"))
+	f.save(now, lim, turn("fourth", "ok"))
+	f.checkTexts("first,third,fourth")
+}
