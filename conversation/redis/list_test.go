@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"regexp"
@@ -21,7 +22,6 @@ import (
 
 // listLine returns tr's element in the list and its line in the list's
 // head: its checksum (or "-" when not trusted) and its tool_use ids, hex.
-// A turn moved over into the hash keeps that line after its field's colon.
 func listLine(tb testing.TB, tr conversation.Turn, trusted bool) (elem, line string) {
 	tb.Helper()
 	data, err := tr.MarshalJSON()
@@ -36,6 +36,21 @@ func listLine(tb testing.TB, tr conversation.Turn, trusted bool) (elem, line str
 		line += " " + hex.EncodeToString([]byte(id))
 	}
 	return string(data), line
+}
+
+// hashLine returns tr's line in the hash's head after its field's colon:
+// its checksum (or "-" when not trusted) and the keys of its tool_use ids,
+// the first 64 bits of their SHA-1 in hex, as the store's Go and Lua both
+// compute them.
+func hashLine(tb testing.TB, tr conversation.Turn, trusted bool) (elem, line string) {
+	tb.Helper()
+	elem, line = listLine(tb, tr, trusted)
+	line, _, _ = strings.Cut(line, " ")
+	for _, id := range tr.ToolUseIDs() {
+		sum := sha1.Sum([]byte(id))
+		line += " " + hex.EncodeToString(sum[:8])
+	}
+	return elem, line
 }
 
 // writeList stores turns for phone in the previous version's list, last
@@ -78,8 +93,8 @@ var invalidTurn = conversation.Turn{Messages: []conversation.Message{
 }}
 
 // hashTurn is what a turn should be in a conversation's hash: its field
-// ("" for a save's new field, 16 hex digits), what follows the field's
-// colon in the head, and its value.
+// ("" for a save's new field, 11 characters of base64url), what follows
+// the field's colon in the head, and its value.
 type hashTurn struct {
 	field, line, elem string
 }
@@ -87,17 +102,17 @@ type hashTurn struct {
 // moved returns how a turn of the list at place i (from 1) should be in the
 // hash after the list was turned into it.
 func moved(tb testing.TB, i int, tr conversation.Turn, trusted bool) hashTurn {
-	elem, line := listLine(tb, tr, trusted)
+	elem, line := hashLine(tb, tr, trusted)
 	return hashTurn{field: "m" + strconv.Itoa(i), line: line, elem: elem}
 }
 
 // saved returns how a turn saved through the store should be in the hash.
 func saved(tb testing.TB, tr conversation.Turn) hashTurn {
-	elem, line := listLine(tb, tr, true)
+	elem, line := hashLine(tb, tr, true)
 	return hashTurn{line: line, elem: elem}
 }
 
-var newFieldName = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var newFieldName = regexp.MustCompile(`^[A-Za-z0-9_-]{11}$`)
 
 // checkHash fails unless the phone's list is gone and its hash holds
 // exactly the head "h", last active at last and counting want's turns,
@@ -132,7 +147,7 @@ func (f *fixture) checkHash(last time.Time, want []hashTurn) {
 			f.tb.Fatalf("head line %d = %q, want field:%s", i+1, lines[i+1], w.line)
 		}
 		if (w.field != "" && field != w.field) || (w.field == "" && !newFieldName.MatchString(field)) {
-			f.tb.Fatalf("head line %d has field %q, want %q (a save's: 16 hex digits)", i+1, field, w.field)
+			f.tb.Fatalf("head line %d has field %q, want %q (a save's: 11 characters of base64url)", i+1, field, w.field)
 		}
 		if v, ok := fields[field]; !ok || v != w.elem {
 			f.tb.Fatalf("field %s = %q (there: %v), want %s", field, v, ok, w.elem)

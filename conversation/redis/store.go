@@ -3,7 +3,6 @@ package redis
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,21 +23,28 @@ import (
 const ttlSlack = time.Second
 
 // luaLines is Lua shared by the scripts that read an older layout (see
-// list.go and legacy.go). lineOf returns what follows the field's colon
+// list.go and legacy.go). keyOf returns the key of a tool_use id (idKey),
+// keysOf the keys of the ids in an older layout's line ("<sum> <id, hex>
+// ..."), each behind a space. lineOf returns what follows the field's colon
 // in the head line of a turn's value that has none (moved over from an
 // older layout, or out of step after a change by hand): "-", since Lua has
 // no CRC-32C, and the tool_use ids, from the oldest layout's header member
 // or else from the JSON. inUse returns the first of the new turn's tool_use
-// ids (ARGV[first...], hex) that the head lines in text have, each id
+// ids' keys (ARGV[first...]) that the head lines in text have, each key
 // behind a space, or nil.
 const luaLines = `
-local function hexOf(s)
-	return (string.gsub(s, '.', function(c) return string.format('%02x', string.byte(c)) end))
+local function keyOf(id)
+	return string.sub(redis.sha1hex(id), 1, 16)
+end
+local function keysOf(hexIDs)
+	return (string.gsub(hexIDs, '%x+', function(h)
+		return keyOf((string.gsub(h, '%x%x', function(c) return string.char(tonumber(c, 16)) end)))
+	end))
 end
 local function lineOf(e)
 	local ids = string.match(e, '^{"_mombot":"1 %x+([%x ]*)",')
 	if ids then
-		return '-' .. ids
+		return '-' .. keysOf(ids)
 	end
 	ids = ''
 	local ok, t = pcall(cjson.decode, e)
@@ -47,7 +53,7 @@ local function lineOf(e)
 			if type(m) == 'table' and m.role == 'assistant' and type(m.content) == 'table' then
 				for _, b in ipairs(m.content) do
 					if type(b) == 'table' and b.type == 'tool_use' and type(b.id) == 'string' then
-						ids = ids .. ' ' .. hexOf(b.id)
+						ids = ids .. ' ' .. keyOf(b.id)
 					end
 				end
 			end
@@ -83,13 +89,13 @@ end
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
 //	ARGV[4] TTL (ms)   ARGV[5] the turn's field
 //	ARGV[6] its head line (without the newline)
-//	ARGV[7...] the turn's tool_use ids, hex
+//	ARGV[7...] the keys of the turn's tool_use ids (idKey)
 //
 // In a conversation that goes on (a head this version reads, last active
 // within the timeout) the turn's tool_use ids must not be those of a turn
 // that stays next to it ([conversation.KeptTurns]): they are found in the
 // kept turns' head lines. The script then deletes the turn's field and
-// returns the id in use, hex. Otherwise it writes the new head (the last
+// returns the key in use. Otherwise it writes the new head (the last
 // activity and number of turns, the lines of the turns that stay, the new
 // turn's), deletes the fields of the turns that the cap drops, and renews
 // the TTL: four calls, HGET, HSET, HDEL and PEXPIRE, with only the head,
@@ -172,7 +178,13 @@ if not last then
 			while true do
 				local nl = string.find(first, '\n', pos, true)
 				if not nl then break end
-				lines[#lines + 1] = string.sub(first, pos, nl - 1)
+				-- "<sum> <id, hex>...": the ids become their keys.
+				local l = string.sub(first, pos, nl - 1)
+				local sp = string.find(l, ' ', 1, true)
+				if sp then
+					l = string.sub(l, 1, sp - 1) .. keysOf(string.sub(l, sp))
+				end
+				lines[#lines + 1] = l
 				pos = nl + 1
 			end
 			if #elems < #lines then
@@ -442,9 +454,15 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	if err != nil {
 		return fmt.Errorf("redis: append: %w", err)
 	}
-	if inUse, ok := res.(string); ok {
-		id, _ := hex.DecodeString(inUse)
-		return fmt.Errorf("redis: append: %w", conversation.CheckToolIDs([]string{string(id)}, []string{string(id)}))
+	if key, ok := res.(string); ok {
+		id := key // found by its key: one of the turn's ids
+		for _, tid := range turn.ToolUseIDs() {
+			if idKey(tid) == key {
+				id = tid
+				break
+			}
+		}
+		return fmt.Errorf("redis: append: %w", conversation.CheckToolIDs([]string{id}, []string{id}))
 	}
 	return nil
 }

@@ -99,16 +99,19 @@ func TestKeys(t *testing.T) {
 	if len(fields) != 2 || n != 3 {
 		t.Fatalf("head %q, %d fields in all; want 2 turns and the head", head, n)
 	}
+	if fields[0] == fields[1] {
+		t.Fatalf("turn fields %q, want two apart", fields)
+	}
 	for _, f := range fields {
-		if len(f) != 16 || strings.Trim(f, "0123456789abcdef") != "" || f == fields[0] && f == fields[1] {
-			t.Fatalf("turn fields %q, want two of 16 hex digits", fields)
+		if !newFieldName.MatchString(f) {
+			t.Fatalf("turn fields %q, want 11 characters of base64url each", fields)
 		}
 	}
 	// The head: the format version, the last activity and the number of
 	// turns, then a line per turn: its field and checksum, and its tool
-	// ids, hex.
-	want := fmt.Sprintf("3 %d 2\n%s:%x\n%s:%x %x\n", now.UnixMicro(),
-		fields[0], conversation.Checksum(plain), fields[1], conversation.Checksum(withTool), "toolu_1")
+	// ids' keys (the first 64 bits of the SHA-1 of "toolu_1").
+	want := fmt.Sprintf("3 %d 2\n%s:%x\n%s:%x %s\n", now.UnixMicro(),
+		fields[0], conversation.Checksum(plain), fields[1], conversation.Checksum(withTool), "040bc3d6655defe8")
 	if head != want || !slices.Equal(values, []string{string(plain), string(withTool)}) {
 		t.Fatalf("head %q, turns %q; want %q, %q", head, values, want, []string{string(plain), string(withTool)})
 	}

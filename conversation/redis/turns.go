@@ -2,6 +2,8 @@ package redis
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -18,7 +20,7 @@ import (
 // is text:
 //
 //	3 <last activity, Unix µs> <number of turns>\n
-//	<field>:<CRC-32C of the turn's value, hex> <tool_use id, hex>...\n
+//	<field>:<CRC-32C of the turn's value, hex> <tool_use id's key>...\n
 //	...
 //
 // one line per turn, in the order of the turns. The number of turns saves
@@ -29,39 +31,54 @@ import (
 // not write (a turn moved over from an older layout), has "-" for its
 // checksum. A load splits a value whose checksum matches its line without
 // decoding or validating it again, and decodes and validates any other.
-// The ids, hex, each behind a space, let the append script check a new
-// turn's ids with plain finds, without moving the turns through Lua; the
-// field name and checksum are one word, so that no id can match them.
+// The tool_use ids' keys (idKey: the first 64 bits of the id's SHA-1, in
+// hex), each behind a space, let the append script check a new turn's ids
+// with plain finds, without moving the turns through Lua; the field name
+// and checksum are one word, so that no key can match them. Keys rather
+// than the ids keep the head short whatever the ids' length: the script
+// copies the head a few times a save, and under load each copy of cold
+// memory costs about as much as the calls around it.
 const (
 	headVersion = "3"
 	headField   = "h"
 )
 
-// newField returns the field name of a new turn: 64 random bits in hex.
-// Names are unique within a conversation by chance alone (about one in
-// 10^18 for a save into a conversation of ten turns); the head ("h") and
-// the turns moved over from an older layout ("m1", "m2", ...) are never
-// of this form.
+// newField returns the field name of a new turn: 64 random bits in
+// unpadded base64url, 11 characters. Names are unique within a
+// conversation by chance alone (about one in 10^18 for a save into a
+// conversation of ten turns); the head ("h") and the turns moved over from
+// an older layout ("m1", "m2", ...) are never of this form, and neither
+// is a colon, a space or a newline.
 func newField() string {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], mrand.Uint64())
-	return hex.EncodeToString(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// idKey returns the key of a tool_use id in the head: the first 64 bits of
+// its SHA-1, in hex, as the scripts compute it with redis.sha1hex. Two ids
+// share a key by chance alone (about one in 10^18 for a turn's id against
+// a conversation's); tool_use ids come from the model, not from the
+// people who write.
+func idKey(id string) string {
+	sum := sha1.Sum([]byte(id))
+	return hex.EncodeToString(sum[:8])
 }
 
 // encodeTurn returns the value for turn, its line in the head after the
-// field name's colon (without the newline) and its tool_use ids in hex.
+// field name's colon (without the newline) and its tool_use ids' keys.
 // The line of a turn that was not validated has "-" for its checksum.
-func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, line string, hexIDs []string, err error) {
+func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, line string, keys []string, err error) {
 	elem, err = turn.MarshalJSON()
 	if err != nil {
 		return nil, "", nil, err
 	}
 	ids := turn.ToolUseIDs()
-	hexIDs = make([]string, len(ids))
+	keys = make([]string, len(ids))
 	n := 8
 	for i, id := range ids {
-		hexIDs[i] = hex.EncodeToString([]byte(id))
-		n += 1 + len(hexIDs[i])
+		keys[i] = idKey(id)
+		n += 1 + len(keys[i])
 	}
 	b := make([]byte, 0, n)
 	if trusted {
@@ -69,11 +86,11 @@ func encodeTurn(turn conversation.Turn, trusted bool) (elem []byte, line string,
 	} else {
 		b = append(b, '-')
 	}
-	for _, h := range hexIDs {
+	for _, k := range keys {
 		b = append(b, ' ')
-		b = append(b, h...)
+		b = append(b, k...)
 	}
-	return elem, string(b), hexIDs, nil
+	return elem, string(b), keys, nil
 }
 
 // appendHead appends a head for a conversation last active at lastMicros
