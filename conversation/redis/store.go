@@ -79,17 +79,24 @@ end
 `
 
 // appendScript links a turn into its conversation (see Store.Append): the
-// transaction that runs it has just written the turn's value into the
-// field ARGV[5] of the conversation's hash.
+// transaction that runs it has just written the turn's value into its
+// field of the conversation's hash.
 //
 //	KEYS[1] the conversation (hash: the head "h", a field per turn)
-//	KEYS[2] the previous version's list (list.go)
-//	KEYS[3], KEYS[4], KEYS[5] the oldest layout's last activity, turns
-//	        and ids (legacy.go)
 //	ARGV[1] now (Unix µs)   ARGV[2] timeout (ns)   ARGV[3] turn cap (0: none)
-//	ARGV[4] TTL (ms)   ARGV[5] the turn's field
-//	ARGV[6] its head line (without the newline)
+//	ARGV[4] TTL (ms)   ARGV[5] the store's key prefix
+//	ARGV[6] the turn's head line ("<field>:...", without the newline)
 //	ARGV[7...] the keys of the turn's tool_use ids (idKey)
+//
+// Only the hash is declared: the older layouts' keys (the previous
+// version's list, list.go, and the oldest layout's last activity, turns and
+// ids, legacy.go) are made from the prefix where the script starts a
+// conversation, the one place it reads them. Declaring them would cost
+// every save four more strings in Lua, about a microsecond of Redis's time
+// under storebench (docs/benchmarks.md, "Fifth pass"). Redis runs a script
+// that reads keys it did not declare on one server, which is what mombot
+// runs on (docs/configuration.md). The turn's field is the line's first
+// word.
 //
 // In a conversation that goes on (a head this version reads, last active
 // within the timeout) the turn's tool_use ids must not be those of a turn
@@ -113,7 +120,7 @@ end
 // fails half way, so everything that can fail (a key of another type) is
 // read before the first write.
 var appendScript = goredis.NewScript(`
-local now, cap, f = tonumber(ARGV[1]), tonumber(ARGV[3]), ARGV[5]
+local now, cap = tonumber(ARGV[1]), tonumber(ARGV[3])
 local head = redis.call('HGET', KEYS[1], 'h')
 local last, n, keep
 if head then
@@ -146,7 +153,7 @@ if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
 				if not at then break end
 				local after = string.byte(head, stop + 1)
 				if after == 32 or after == 10 then
-					redis.call('HDEL', KEYS[1], f)
+					redis.call('HDEL', KEYS[1], string.match(ARGV[6], '^[^:]*'))
 					return ARGV[i]
 				end
 				at = at + 1
@@ -162,18 +169,22 @@ if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
 	last = nil -- not the lines the head counts: not a head this version reads
 end
 ` + luaLines + `
+local f = string.match(ARGV[6], '^[^:]*')
+local phone = string.sub(KEYS[1], #ARGV[5] + #'chat:' + 1)
+local listKey, lastKey = ARGV[5] .. 'conv:' .. phone, ARGV[5] .. 'last:' .. phone
+local turnsKey, idsKey = ARGV[5] .. 'turns:' .. phone, ARGV[5] .. 'ids:' .. phone
 -- A new conversation, read before anything is written: what stays of an
 -- older layout's conversation, as head lines (after the field's colon)
 -- and values.
 local lines, elems, older = {}, {}, nil
 if not last then
-	local t = redis.call('TYPE', KEYS[2]).ok
-	local first = t == 'list' and redis.call('LINDEX', KEYS[2], 0)
+	local t = redis.call('TYPE', listKey).ok
+	local first = t == 'list' and redis.call('LINDEX', listKey, 0)
 	local listLast = first and string.match(first, '^2 (%-?%d+)\n')
 	if listLast then
 		older = 'list'
 		if (now - tonumber(listLast)) * 1000 <= tonumber(ARGV[2]) then
-			elems = redis.call('LRANGE', KEYS[2], 1, -1)
+			elems = redis.call('LRANGE', listKey, 1, -1)
 			local pos = string.find(first, '\n', 1, true) + 1
 			while true do
 				local nl = string.find(first, '\n', pos, true)
@@ -200,11 +211,11 @@ if not last then
 			end
 		end
 	else
-		local oldLast = redis.call('GET', KEYS[3])
+		local oldLast = redis.call('GET', lastKey)
 		if oldLast then
 			older = 'keys'
 			if tonumber(oldLast) and (now - tonumber(oldLast)) * 1000 <= tonumber(ARGV[2]) then
-				elems = redis.call('LRANGE', KEYS[4], 0, -1)
+				elems = redis.call('LRANGE', turnsKey, 0, -1)
 				for i, e in ipairs(elems) do
 					lines[i] = lineOf(e)
 				end
@@ -245,9 +256,9 @@ for i = from, #lines, 500 do
 	redis.call('HSET', KEYS[1], unpack(args))
 end
 if older == 'list' then
-	redis.call('DEL', KEYS[2])
+	redis.call('DEL', listKey)
 elseif older == 'keys' then
-	redis.call('DEL', KEYS[3], KEYS[4], KEYS[5])
+	redis.call('DEL', lastKey, turnsKey, idsKey)
 end
 redis.call('HSET', KEYS[1], 'h', '3 ' .. ARGV[1] .. ' ' .. (#lines - from + 2) .. '\n' .. body .. ARGV[6] .. '\n')
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
@@ -426,11 +437,11 @@ func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn
 	ttlMillis := (ttl + time.Millisecond - 1).Milliseconds()
 	args := make([]any, 0, 6+len(ids))
 	args = append(args, now.UnixMicro(), lim.Timeout.Nanoseconds(), max(lim.MaxTurns, 0),
-		ttlMillis, field, field+":"+line)
+		ttlMillis, s.prefix, field+":"+line)
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	keys := s.keys(phone)
+	keys := []string{s.chatKey(phone)}
 	var res any
 	for attempt := 0; ; attempt++ {
 		var script *goredis.Cmd
