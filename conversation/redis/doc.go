@@ -12,14 +12,15 @@
 //	<prefix>chat:<phone>    hash: the head "h", and a field per turn
 //
 // A turn's value is its JSON as [conversation.Turn.MarshalJSON] writes it,
-// in a field of its own: 16 hex digits, random, for a saved turn. The head
-// is text (turns.go): a format version, the last activity in Unix
+// in a field of its own: for a saved turn, 64 random bits in base64url. The
+// head is text (turns.go): a format version, the last activity in Unix
 // microseconds and the number of turns, and a line per turn, in order,
-// with its field, the CRC-32C of its value and its tool_use ids in hex:
+// with its field, the CRC-32C of its value and a key for each of its
+// tool_use ids (the first 64 bits of the id's SHA-1, in hex):
 //
 //	3 1771929300123456 2
-//	4c7a30998844c6f6:9f3a01c2 746f6f6c755f31
-//	cec0bd8c19e37da1:1b2c3d4e
+//	niowTLCUegE:9f3a01c2 040bc3d6655defe8
+//	26EaYlFuvsc:1b2c3d4e
 //
 // One HGETALL reads a conversation at one instant: a load splits each turn
 // whose checksum matches its line without decoding or validating it again
