@@ -34,12 +34,8 @@ const listVersion = "2"
 // it is not a list head) and each turn's checksum, as written in its line
 // ("-" or hex).
 func parseListHead(head []byte) (lastMicros int64, sums [][]byte, ok bool) {
-	rest, found := bytes.CutPrefix(head, []byte(listVersion+" "))
-	if !found {
-		return 0, nil, false
-	}
-	first, rest, found := bytes.Cut(rest, []byte{'\n'})
-	if !found {
+	first, rest, ok := cutHead(head, listVersion)
+	if !ok {
 		return 0, nil, false
 	}
 	lastMicros, err := strconv.ParseInt(string(first), 10, 64)
@@ -49,10 +45,7 @@ func parseListHead(head []byte) (lastMicros int64, sums [][]byte, ok bool) {
 	sums = make([][]byte, 0, bytes.Count(rest, []byte{'\n'}))
 	for len(rest) > 0 {
 		var line []byte
-		line, rest, found = bytes.Cut(rest, []byte{'\n'})
-		if !found {
-			return 0, nil, false
-		}
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		sum, _, _ := bytes.Cut(line, []byte{' '})
 		sums = append(sums, sum)
 	}

@@ -119,12 +119,8 @@ type headLine struct {
 // parseHead reads a head: the last activity (ok false if the head is not
 // one this version reads, such as a newer version's) and each turn's line.
 func parseHead(head []byte) (lastMicros int64, lines []headLine, ok bool) {
-	rest, found := bytes.CutPrefix(head, []byte(headVersion+" "))
-	if !found {
-		return 0, nil, false
-	}
-	first, rest, found := bytes.Cut(rest, []byte{'\n'})
-	if !found {
+	first, rest, ok := cutHead(head, headVersion)
+	if !ok {
 		return 0, nil, false
 	}
 	first, count, found := bytes.Cut(first, []byte{' '})
@@ -138,10 +134,7 @@ func parseHead(head []byte) (lastMicros int64, lines []headLine, ok bool) {
 	lines = make([]headLine, 0, bytes.Count(rest, []byte{'\n'}))
 	for len(rest) > 0 {
 		var line []byte
-		line, rest, found = bytes.Cut(rest, []byte{'\n'})
-		if !found {
-			return 0, nil, false // not written by this version
-		}
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
 		word, _, _ := bytes.Cut(line, []byte{' '})
 		field, sum, found := bytes.Cut(word, []byte{':'})
 		if !found {
@@ -150,6 +143,22 @@ func parseHead(head []byte) (lastMicros int64, lines []headLine, ok bool) {
 		lines = append(lines, headLine{field: field, sum: sum})
 	}
 	return lastMicros, lines, true
+}
+
+// cutHead splits a head of the given format version, its own or the
+// list's, into its first line after the version and the lines after it.
+// ok is false unless the head starts with the version and every line ends
+// in a newline, as this version writes them.
+func cutHead(head []byte, version string) (first, rest []byte, ok bool) {
+	rest, ok = bytes.CutPrefix(head, []byte(version+" "))
+	if !ok {
+		return nil, nil, false
+	}
+	first, rest, ok = bytes.Cut(rest, []byte{'\n'})
+	if !ok || len(rest) > 0 && rest[len(rest)-1] != '\n' {
+		return nil, nil, false
+	}
+	return first, rest, true
 }
 
 // checksumMatches reports whether sum, hex from a head line, is elem's
