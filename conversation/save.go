@@ -169,16 +169,26 @@ func appendBlocks(dst []Block, content []byte) ([]Block, error) {
 		if content[i] == ',' {
 			i++
 		}
-		end, ok := skipValue(content, i)
-		if !ok || end <= i {
-			return dst, errors.New("content is not a JSON array") // not valid JSON: not reached
+		// The usual block is read in the one scan that finds its end;
+		// an unusual one is cut out and handed to encoding/json, as
+		// parseBlockOf does.
+		var b Block
+		var err error
+		if f, end, ok := scanBlockFields(content, i); ok {
+			b, err = blockFrom(f, content[i:end:end])
+			i = end
+		} else {
+			end, ok := skipValue(content, i)
+			if !ok || end <= i {
+				return dst, errors.New("content is not a JSON array") // not valid JSON: not reached
+			}
+			b, err = ParseBlock(content[i:end:end])
+			i = end
 		}
-		b, err := parseBlockOf(content[i:end:end], true)
 		if err != nil {
 			return dst, fmt.Errorf("block %d: %w", k, err)
 		}
 		dst = append(dst, b)
-		i = end
 	}
 	return dst, nil
 }
