@@ -95,19 +95,23 @@ type parsedContent struct {
 // m's (encodeSaved gives the turn its own). It is always compact, so
 // that checkTurn's tool ids are Turn.ToolUseIDs's.
 func sanitizeParsed(m Message, all []Block) (Message, []Block, parsedContent, error) {
+	// One pass checks the JSON and tells whether compact would change it
+	// and whether it is valid UTF-8. Compacting valid JSON keeps it valid
+	// and leaves its strings, so their UTF-8, as they were.
 	content := m.Content
-	if len(content) == 0 || needsCompact(content) {
-		content = compact(content)
-	}
-	if !validJSON(content) {
+	facts := scanJSON(content)
+	if !facts.valid {
 		return Message{}, all, parsedContent{}, errors.New("content is not valid JSON")
+	}
+	if facts.spaced {
+		content = compact(content)
 	}
 	// Sanitize replaces blocks only in content that names "image" or
 	// "document"; the blocks tell, without a search of the bytes, when
 	// there is nothing it could replace or fail on: no image or document
 	// block and no tool_result with blocks of its own.
 	start := len(all)
-	p := parsedContent{validUTF8: utf8.Valid(content)}
+	p := parsedContent{validUTF8: facts.validUTF8}
 	if p.validUTF8 {
 		all, p.err = appendBlocks(all, content)
 		p.blocks = all[start:len(all):len(all)]
@@ -169,16 +173,26 @@ func appendBlocks(dst []Block, content []byte) ([]Block, error) {
 		if content[i] == ',' {
 			i++
 		}
-		end, ok := skipValue(content, i)
-		if !ok || end <= i {
-			return dst, errors.New("content is not a JSON array") // not valid JSON: not reached
+		// The usual block is read in the one scan that finds its end;
+		// an unusual one is cut out and handed to encoding/json, as
+		// parseBlockOf does.
+		var b Block
+		var err error
+		if f, end, ok := scanBlockFields(content, i); ok {
+			b, err = blockFrom(f, content[i:end:end])
+			i = end
+		} else {
+			end, ok := skipValue(content, i)
+			if !ok || end <= i {
+				return dst, errors.New("content is not a JSON array") // not valid JSON: not reached
+			}
+			b, err = ParseBlock(content[i:end:end])
+			i = end
 		}
-		b, err := parseBlockOf(content[i:end:end], true)
 		if err != nil {
 			return dst, fmt.Errorf("block %d: %w", k, err)
 		}
 		dst = append(dst, b)
-		i = end
 	}
 	return dst, nil
 }

@@ -229,11 +229,13 @@ func parseValidBlock(raw json.RawMessage) (Block, error) { return parseBlockOf(r
 // parseBlockOf is parseValidBlock, for a block known to be valid UTF-8 too
 // when validUTF8 is set (a block of a content that was checked whole).
 func parseBlockOf(raw json.RawMessage, validUTF8 bool) (Block, error) {
-	f, ok := scanBlockFields(raw, validUTF8)
-	if !ok {
-		return ParseBlock(raw)
+	// encoding/json turns invalid UTF-8 in strings into U+FFFD.
+	if validUTF8 || utf8.Valid(raw) {
+		if f, end, ok := scanBlockFields(raw, 0); ok && end == len(raw) {
+			return blockFrom(f, raw)
+		}
 	}
-	return blockFrom(f, raw)
+	return ParseBlock(raw)
 }
 
 // parseBlock is ParseBlock, through parseValidBlock when raw is valid JSON.
@@ -244,32 +246,38 @@ func parseBlock(raw json.RawMessage) (Block, error) {
 	return ParseBlock(raw)
 }
 
-func scanBlockFields(raw []byte, validUTF8 bool) (blockFields, bool) {
+// scanBlockFields reads the members of the block object at b[i], in
+// compact, valid JSON whose strings are valid UTF-8, and returns the index
+// just past the object, so that a caller walking an array of blocks need
+// not find each block's end first and then read the block again. It
+// reports false for anything unusual (not an object, an escaped or
+// differently cased key, a "type" that is neither a plain string nor
+// null), which the caller hands to encoding/json ([ParseBlock]).
+func scanBlockFields(b []byte, i int) (blockFields, int, bool) {
 	var f blockFields
-	p := &scanner{b: raw}
-	// encoding/json turns invalid UTF-8 in strings into U+FFFD.
-	if !validUTF8 && !utf8.Valid(raw) || !p.eat('{') {
-		return f, false
+	p := &scanner{b: b, i: i}
+	if !p.eat('{') {
+		return f, 0, false
 	}
 	if p.eat('}') {
-		return f, p.i == len(raw)
+		return f, p.i, true
 	}
 	for {
 		// The key's bytes are its value: one with an escape goes to
 		// encoding/json.
 		kstart := p.i
-		kend, ok := skipString(raw, kstart)
+		kend, ok := skipString(b, kstart)
 		if !ok {
-			return f, false
+			return f, 0, false
 		}
-		key := raw[kstart+1 : kend-1]
+		key := b[kstart+1 : kend-1]
 		p.i = kend
 		if bytes.IndexByte(key, '\\') >= 0 || !p.eat(':') {
-			return f, false
+			return f, 0, false
 		}
 		val, ok := p.value()
 		if !ok {
-			return f, false
+			return f, 0, false
 		}
 		switch string(key) {
 		case "type":
@@ -279,7 +287,7 @@ func scanBlockFields(raw []byte, validUTF8 bool) (blockFields, bool) {
 			case val[0] == '"' && bytes.IndexByte(val, '\\') < 0:
 				f.Type = blockType(val[1 : len(val)-1])
 			default:
-				return f, false
+				return f, 0, false
 			}
 		case "id":
 			f.ID = val
@@ -300,15 +308,15 @@ func scanBlockFields(raw []byte, validUTF8 bool) (blockFields, bool) {
 		default:
 			for _, k := range blockKeys {
 				if bytes.EqualFold(key, []byte(k)) {
-					return f, false // encoding/json would match it
+					return f, 0, false // encoding/json would match it
 				}
 			}
 		}
 		if p.eat('}') {
-			return f, p.i == len(raw)
+			return f, p.i, true
 		}
 		if !p.eat(',') {
-			return f, false
+			return f, 0, false
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package conversation
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // validJSON reports whether b is valid JSON, exactly as json.Valid does
 // (FuzzValidJSON holds the two together), in about a quarter of the time
@@ -13,24 +16,50 @@ import "encoding/binary"
 // checks UTF-8 itself) and refuses nesting deeper than 10,000 arrays and
 // objects.
 func validJSON(b []byte) bool {
+	return scanJSON(b).valid
+}
+
+// jsonFacts is what scanJSON learns of a JSON text in its one pass.
+// spaced and validUTF8 mean something only when valid is set.
+type jsonFacts struct {
+	valid     bool
+	spaced    bool // white space outside strings: needsCompact(b)
+	validUTF8 bool // utf8.Valid(b)
+}
+
+// scanJSON is validJSON that also reports, from the same pass, what a save
+// needs to know of every content before it reads the blocks: whether
+// compact would change it and whether it is valid UTF-8. That spares two
+// more passes over the bytes (needsCompact, utf8.Valid). In valid JSON
+// every byte outside a string is ASCII, and all white space outside
+// strings is crossed by ws, so the validator's walk sees all it needs.
+// FuzzValidJSON holds the facts to needsCompact and utf8.Valid.
+func scanJSON(b []byte) jsonFacts {
 	v := validator{b: b}
 	i, ok := v.value(v.ws(0), 0)
-	return ok && v.ws(i) == len(b)
+	ok = ok && v.ws(i) == len(b)
+	return jsonFacts{valid: ok, spaced: v.spaced, validUTF8: !v.badUTF8}
 }
 
 // maxNesting is encoding/json's limit on nested arrays and objects.
 const maxNesting = 10000
 
-// validator checks JSON by recursive descent.
-type validator struct{ b []byte }
+// validator checks JSON by recursive descent, noting on the way whether
+// it crossed white space between tokens and invalid UTF-8 in a string.
+type validator struct {
+	b       []byte
+	spaced  bool
+	badUTF8 bool
+}
 
 // ws returns the index of the first byte at or after i that is not JSON
 // white space.
-func (v validator) ws(i int) int {
+func (v *validator) ws(i int) int {
 	for i < len(v.b) {
 		switch v.b[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
+			v.spaced = true
 		default:
 			return i
 		}
@@ -40,7 +69,7 @@ func (v validator) ws(i int) int {
 
 // value checks the value at b[i], inside depth arrays and objects, and
 // returns the index just past it.
-func (v validator) value(i, depth int) (int, bool) {
+func (v *validator) value(i, depth int) (int, bool) {
 	b := v.b
 	if i >= len(b) {
 		return 0, false
@@ -121,7 +150,7 @@ func (v validator) value(i, depth int) (int, bool) {
 	}
 }
 
-func (v validator) lit(i int, s string) (int, bool) {
+func (v *validator) lit(i int, s string) (int, bool) {
 	if len(v.b)-i >= len(s) && string(v.b[i:i+len(s)]) == s {
 		return i + len(s), true
 	}
@@ -130,7 +159,7 @@ func (v validator) lit(i int, s string) (int, bool) {
 
 // str checks the string at b[i], a '"'. Bytes below 0x20 must be escaped;
 // an escape is one of \" \\ \/ \b \f \n \r \t or \u and four hex digits.
-func (v validator) str(i int) (int, bool) {
+func (v *validator) str(i int) (int, bool) {
 	b := v.b
 	for i++; i < len(b); i++ {
 		// Eight plain bytes at a time: none a control character, a
@@ -142,6 +171,17 @@ func (v validator) str(i int) (int, bool) {
 			break
 		}
 		c := b[i]
+		if c >= utf8.RuneSelf {
+			// Eight bytes with a non-ASCII one end up here: check its
+			// sequence, which holds no quote or backslash (those are
+			// ASCII), and step over it.
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.badUTF8 = true
+			}
+			i += size - 1
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
@@ -176,13 +216,15 @@ func (v validator) str(i int) (int, bool) {
 }
 
 // plain8 reports whether none of the eight bytes of x is below 0x20, a
-// '"' or a '\\' (the bit tricks of "Bit Twiddling Hacks", "Determine if a
+// '"', a '\\' or beyond ASCII (the bit tricks of "Bit Twiddling Hacks", "Determine if a
 // word has a byte less than n"; they may report a byte that is not there,
 // never miss one, and a false report only costs the byte-by-byte loop).
 func plain8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	return (x-0x20*ones)&^x&highs|zero(x^'"'*ones)|zero(x^'\\'*ones) == 0
+	// A byte below 0x20 borrows into its high bit when 0x20 is taken
+	// from it; a byte beyond ASCII has its high bit set already.
+	return (x-0x20*ones|x)&highs|zero(x^'"'*ones)|zero(x^'\\'*ones) == 0
 }
 
 func isHex(c byte) bool {
@@ -190,7 +232,7 @@ func isHex(c byte) bool {
 }
 
 // number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at b[i].
-func (v validator) number(i int) (int, bool) {
+func (v *validator) number(i int) (int, bool) {
 	b := v.b
 	digits := func(i int) (int, bool) {
 		j := i

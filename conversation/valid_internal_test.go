@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var validSeeds = []string{
@@ -14,14 +15,27 @@ var validSeeds = []string{
 	`{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}],"is_error":true}`,
 }
 
-// FuzzValidJSON: validJSON says what json.Valid says, on every input.
+// FuzzValidJSON: validJSON says what json.Valid says, on every input; and
+// on valid JSON, scanJSON's facts are needsCompact's and utf8.Valid's.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range append(validSeeds, blockSeeds...) {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte("[\"caf\xc3\xa9 \xed\xa0\x80\", \"\xf0\x9f\x8c\xae\"]"))
+	f.Add([]byte("{\"a\":\"\xe2\x82\"}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if got, want := validJSON(data), json.Valid(data); got != want {
 			t.Fatalf("validJSON(%q) = %v, json.Valid says %v", data, got, want)
+		}
+		facts := scanJSON(data)
+		if !facts.valid {
+			return
+		}
+		if want := needsCompact(data); facts.spaced != want {
+			t.Fatalf("scanJSON(%q).spaced = %v, needsCompact says %v", data, facts.spaced, want)
+		}
+		if want := utf8.Valid(data); facts.validUTF8 != want {
+			t.Fatalf("scanJSON(%q).validUTF8 = %v, utf8.Valid says %v", data, facts.validUTF8, want)
 		}
 	})
 }

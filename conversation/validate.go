@@ -92,7 +92,10 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 		if len(blocks) == 0 {
 			return nil, bad("all messages must have non-empty content")
 		}
-		var uses, results []string
+		// This message's tool_use ids are the ones it appends to ids:
+		// pending takes them as ids[first:], without a list of its own.
+		first := len(ids)
+		var results []string
 		resultsDone := false
 		for j, b := range blocks {
 			switch b.Type {
@@ -119,7 +122,6 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 					return nil, bad("content.%d: tool_use ids must be unique: %s", j, b.ID)
 				}
 				seen = seen.add(b.ID)
-				uses = append(uses, b.ID)
 				ids = append(ids, b.ID)
 			case "tool_result":
 				if m.Role != RoleUser {
@@ -176,7 +178,7 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 					ErrInvalidTurn, i-1, strings.Join(missing, ", "))
 			}
 		}
-		pending = uses
+		pending = ids[first:]
 	}
 	if len(pending) > 0 {
 		return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
