@@ -145,6 +145,8 @@ if last and (now - tonumber(last)) * 1000 <= tonumber(ARGV[2]) then
 		end
 	end
 	if keep then
+		-- inUse's check (luaLines), written out here so that the usual
+		-- save makes no function.
 		for i = 7, #ARGV do
 			local id, at = ' ' .. ARGV[i], keep
 			while true do
@@ -566,18 +568,14 @@ type summaryCmds struct {
 func (c summaryCmds) summary(phone string) (conversation.Summary, bool, error) {
 	if h, err := c.head.Result(); err == nil {
 		if micros, lines, ok := parseHead([]byte(h)); ok {
-			// The turns the head has lines for (Load's rule), of those
-			// that are there.
-			turns := min(len(lines), max(int(c.fields.Val())-1, 0))
-			return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, c.fields.Err()
+			return headed(phone, micros, len(lines), c.fields)
 		}
 	} else if !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
 		return conversation.Summary{}, false, err
 	}
 	if h, err := c.listHead.Result(); err == nil {
 		if micros, sums, ok := parseListHead([]byte(h)); ok {
-			turns := min(len(sums), max(int(c.listLen.Val())-1, 0))
-			return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, c.listLen.Err()
+			return headed(phone, micros, len(sums), c.listLen)
 		}
 	} else if !errors.Is(err, goredis.Nil) && !goredis.HasErrorPrefix(err, "WRONGTYPE") {
 		return conversation.Summary{}, false, err
@@ -594,6 +592,15 @@ func (c summaryCmds) summary(phone string) (conversation.Summary, bool, error) {
 	}
 	lastActive, _ := parseMicros(v)
 	return conversation.Summary{Phone: phone, LastActive: lastActive, Turns: int(c.count.Val())}, true, nil
+}
+
+// headed is the summary of a conversation whose head, in a hash or a
+// list, has lines for that many turns, in a key of n members with the
+// head: the turns the head has lines for (Load's rule), of those that are
+// there.
+func headed(phone string, micros int64, lines int, n *goredis.IntCmd) (conversation.Summary, bool, error) {
+	turns := min(lines, max(int(n.Val())-1, 0))
+	return conversation.Summary{Phone: phone, LastActive: time.UnixMicro(micros), Turns: turns}, true, n.Err()
 }
 
 // parseMicros reads a last activity of the older layout. A value that is
