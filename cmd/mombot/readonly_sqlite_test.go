@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,24 +13,6 @@ import (
 	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 )
-
-// dirState returns each file in dir with its size and modification time.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = fmt.Sprintf("%d bytes, modified %s", fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
-	}
-	return out
-}
 
 // readOnlyCommands are the commands that only look at the store.
 var readOnlyCommands = [][]string{
@@ -69,7 +49,7 @@ func TestReadOnlyCommandsSQLite(t *testing.T) {
 	check := func(t *testing.T, want string) {
 		t.Helper()
 		for _, args := range readOnlyCommands {
-			before := dirState(t, dir)
+			before := storetest.Files(t, dir)
 			out, errOut, code := runCmd(t, vars, args...)
 			if code != 0 {
 				t.Errorf("%s: exit %d, %s", strings.Join(args, " "), code, errOut)
@@ -77,13 +57,11 @@ func TestReadOnlyCommandsSQLite(t *testing.T) {
 			if len(args) > 1 && args[1] == "show" && !strings.Contains(out, want) {
 				t.Errorf("%s: %q, want %q", strings.Join(args, " "), out, want)
 			}
-			if after := dirState(t, dir); !maps.Equal(after, before) {
-				t.Errorf("%s changed the folder: %v, was %v", strings.Join(args, " "), after, before)
-			}
+			storetest.SameFiles(t, dir, before, strings.Join(args, " "))
 		}
 	}
 	t.Run("no writer", func(t *testing.T) {
-		if files := dirState(t, dir); len(files) != 1 {
+		if files := storetest.Files(t, dir); len(files) != 1 {
 			t.Fatalf("want the database alone, have %v", files)
 		}
 		check(t, "first answer")
@@ -140,7 +118,7 @@ func TestReadOnlyCommandsSQLiteBadStore(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "mombot.db")
 			tt.make(t, path)
-			before := dirState(t, dir)
+			before := storetest.Files(t, dir)
 			vars := map[string]string{"MOMBOT_STORE": "sqlite:" + path}
 			for _, args := range readOnlyCommands {
 				out, errOut, code := runCmd(t, vars, args...)
@@ -152,9 +130,7 @@ func TestReadOnlyCommandsSQLiteBadStore(t *testing.T) {
 						t.Errorf("%s: %q does not say %q", strings.Join(args, " "), errOut, w)
 					}
 				}
-				if after := dirState(t, dir); !maps.Equal(after, before) {
-					t.Errorf("%s changed the folder: %v, was %v", strings.Join(args, " "), after, before)
-				}
+				storetest.SameFiles(t, dir, before, strings.Join(args, " "))
 			}
 		})
 	}

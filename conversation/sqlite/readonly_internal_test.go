@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/storetest"
 )
 
 // closedDB makes a database at a new path with setup, which must close
@@ -27,25 +26,6 @@ func closedDB(t *testing.T, setup func(ctx context.Context, path string)) string
 		}
 	}
 	return path
-}
-
-// fileState is the size and modification time of each file in path's
-// folder.
-func fileState(t *testing.T, path string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Dir(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = fmt.Sprintf("%d bytes, modified %s", fi.Size(), fi.ModTime().Format(time.RFC3339Nano))
-	}
-	return out
 }
 
 // TestReadOnlySchemas: a read-only store runs no migration. A database of
@@ -84,7 +64,7 @@ func TestReadOnlySchemas(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			path := closedDB(t, tt.setup)
-			before := fileState(t, path)
+			before := storetest.Files(t, filepath.Dir(path))
 			s, err := Open(path, &Options{ReadOnly: true})
 			if err == nil {
 				s.Close()
@@ -97,10 +77,7 @@ func TestReadOnlySchemas(t *testing.T) {
 					t.Errorf("Open(ReadOnly): %q does not say %q", err, w)
 				}
 			}
-			after := fileState(t, path)
-			if !maps.Equal(after, before) {
-				t.Errorf("Open(ReadOnly) changed the files: %v, was %v", after, before)
-			}
+			storetest.SameFiles(t, filepath.Dir(path), before, "Open(ReadOnly)")
 		})
 	}
 
@@ -166,7 +143,7 @@ func TestReadOnlyReadsThePreviousSchema(t *testing.T) {
 		}
 		db.Close()
 	})
-	before := fileState(t, path)
+	before := storetest.Files(t, filepath.Dir(path))
 
 	r, err := Open(path, &Options{ReadOnly: true})
 	if err != nil {
@@ -185,9 +162,7 @@ func TestReadOnlyReadsThePreviousSchema(t *testing.T) {
 	}
 	r.Close()
 
-	if after := fileState(t, path); !maps.Equal(after, before) {
-		t.Errorf("the read-only store changed the files: %v, was %v", after, before)
-	}
+	storetest.SameFiles(t, filepath.Dir(path), before, "the read-only store")
 	if got := schemaVersion(t, rawOpen(t, path)); got != 5 {
 		t.Errorf("schema version %d after the read, want 5", got)
 	}

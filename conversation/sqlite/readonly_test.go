@@ -22,44 +22,6 @@ import (
 	"github.com/mombot/mombot/conversation/storetest"
 )
 
-// snapshot returns every file in dir with its size, mode and modification
-// time, so that two snapshots differ if a file was created, removed or
-// written.
-func snapshot(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = fmt.Sprintf("%d bytes, %v, modified %s", fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
-	}
-	return out
-}
-
-// sameFiles fails the test if dir's files differ from before.
-func sameFiles(t *testing.T, dir string, before map[string]string, what string) {
-	t.Helper()
-	after := snapshot(t, dir)
-	for _, name := range slices.Sorted(maps.Keys(after)) {
-		if b, ok := before[name]; !ok {
-			t.Errorf("%s created %s", what, name)
-		} else if b != after[name] {
-			t.Errorf("%s changed %s: %s, was %s", what, name, after[name], b)
-		}
-	}
-	for name := range before {
-		if _, ok := after[name]; !ok {
-			t.Errorf("%s removed %s", what, name)
-		}
-	}
-}
-
 // openRO opens path read-only and closes it when the test ends.
 func openRO(t *testing.T, path string) *sqlite.Store {
 	t.Helper()
@@ -107,7 +69,7 @@ func seedDB(t *testing.T) string {
 func TestReadOnlyCreatesNothing(t *testing.T) {
 	path := seedDB(t)
 	dir := filepath.Dir(path)
-	before := snapshot(t, dir)
+	before := storetest.Files(t, dir)
 	if len(before) != 1 {
 		t.Fatalf("a closed database left %v", before)
 	}
@@ -158,7 +120,7 @@ func TestReadOnlyCreatesNothing(t *testing.T) {
 	if _, err := s.List(ctx); err == nil {
 		t.Error("List on a closed read-only store succeeded")
 	}
-	sameFiles(t, dir, before, "a read-only store")
+	storetest.SameFiles(t, dir, before, "a read-only store")
 }
 
 // TestReadOnlyMissing: a missing database is an error wrapping
@@ -212,12 +174,12 @@ func TestReadOnlyDamaged(t *testing.T) {
 			if err := os.WriteFile(path, tt.content, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			before := snapshot(t, dir)
+			before := storetest.Files(t, dir)
 			err := readAll(path)
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.words) {
 				t.Errorf("reading %s: %v; want an error wrapping %v saying %q", tt.name, err, tt.want, tt.words)
 			}
-			sameFiles(t, dir, before, "reading "+tt.name)
+			storetest.SameFiles(t, dir, before, "reading "+tt.name)
 		})
 	}
 }
@@ -366,20 +328,20 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 			if n > 1 {
 				w.save(t, n)
 			}
-			before := snapshot(t, dir)
+			before := storetest.Files(t, dir)
 			if got := turns(t, s); got != n {
 				t.Fatalf("after the writer's save %d the reader sees %d turns", n, got)
 			}
 			if sums, err := s.List(ctx); err != nil || len(sums) != 2 || sums[0].Phone != writerPhone || sums[0].Turns != n {
 				t.Fatalf("List after save %d = %+v, %v", n, sums, err)
 			}
-			sameFiles(t, dir, before, "reading while the writer runs")
+			storetest.SameFiles(t, dir, before, "reading while the writer runs")
 		}
 		w.in.Close()
 		if err := w.cmd.Wait(); err != nil {
 			t.Fatalf("writer: %v", err)
 		}
-		if got := slices.Sorted(maps.Keys(snapshot(t, dir))); len(got) != 1 {
+		if got := slices.Sorted(maps.Keys(storetest.Files(t, dir))); len(got) != 1 {
 			t.Fatalf("after the writer closed with a reader open: %v; want the database alone", got)
 		}
 		if got := turns(t, s); got != 3 {
@@ -394,7 +356,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		}
 		w.cmd.Process.Kill()
 		w.cmd.Wait()
-		before := snapshot(t, dir)
+		before := storetest.Files(t, dir)
 		if _, ok := before["mombot.db-wal"]; !ok {
 			t.Fatalf("a killed writer left no -wal: %v", before)
 		}
@@ -402,20 +364,20 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		if got := turns(t, s); got != 5 {
 			t.Fatalf("after a killed writer's 2 more saves the reader sees %d turns, want 5", got)
 		}
-		sameFiles(t, dir, before, "reading after a killed writer")
+		storetest.SameFiles(t, dir, before, "reading after a killed writer")
 
 		// Without the -shm, the -wal's commits cannot be read without
 		// writing one: that is said, and nothing is created.
 		if err := os.Remove(path + "-shm"); err != nil {
 			t.Fatal(err)
 		}
-		before = snapshot(t, dir)
+		before = storetest.Files(t, dir)
 		_, err := s.Load(ctx, writerPhone)
 		if err == nil || !strings.Contains(err.Error(), "-shm is missing") || !strings.Contains(err.Error(), "recovers them") {
 			t.Errorf("Load with a -wal and no -shm: %v; want it said", err)
 		}
 		s.Close()
-		sameFiles(t, dir, before, "reading a -wal without its -shm")
+		storetest.SameFiles(t, dir, before, "reading a -wal without its -shm")
 	})
 }
 
