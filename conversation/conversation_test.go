@@ -276,7 +276,7 @@ func TestSaveRejectsReusedToolID(t *testing.T) {
 
 func TestSweepKeepsConversationAtTheTimeout(t *testing.T) {
 	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
-	store := sweepStore{memstore.New()}
+	store := memstore.New()
 	mem, _ := conversation.New(store, &conversation.Options{Now: func() time.Time { return now }})
 	mem.SaveTurn(ctx, "+1", []conversation.Message{conversation.UserText("hi")})
 	now = now.Add(conversation.DefaultTimeout)
@@ -287,21 +287,6 @@ func TestSweepKeepsConversationAtTheTimeout(t *testing.T) {
 	if n, err := mem.Sweep(ctx); err != nil || n != 1 {
 		t.Fatalf("Sweep past the timeout deleted %d (%v), want 1", n, err)
 	}
-}
-
-// sweepStore adds a Sweep made of List and Expire to a store.
-type sweepStore struct{ *memstore.Store }
-
-func (s sweepStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
-	sums, _ := s.List(ctx)
-	n := 0
-	for _, sum := range sums {
-		if !sum.LastActive.After(cutoff) {
-			s.Expire(ctx, sum.Phone, cutoff)
-			n++
-		}
-	}
-	return n, nil
 }
 
 // TestPeekIsHistoryWithoutDeleting: Peek applies History's expiry and cap
@@ -340,7 +325,7 @@ func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
 	if peek, err := mem.Peek(ctx, "+1"); err != nil || peek == nil || len(peek) != 0 {
 		t.Fatalf("Peek of an expired conversation = %v, %v; want an empty slice", peek, err)
 	}
-	if _, err := store.Load(ctx, "+1"); err != nil {
+	if _, err := store.Get(ctx, conversation.Conversations, "+1"); err != nil {
 		t.Fatalf("Peek deleted the expired conversation: %v", err)
 	}
 	if _, err := mem.Peek(ctx, " +1"); !errors.Is(err, conversation.ErrInvalidPhone) {
@@ -349,7 +334,7 @@ func TestPeekIsHistoryWithoutDeleting(t *testing.T) {
 	if h, _ := mem.History(ctx, "+1"); len(h) != 0 {
 		t.Fatal("History of the expired conversation is not empty")
 	}
-	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := store.Get(ctx, conversation.Conversations, "+1"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("History did not delete the expired conversation: %v", err)
 	}
 }
@@ -363,9 +348,8 @@ func TestKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
 	for _, k := range []string{"+14155551234", "4155550000"} {
-		if err := store.Append(ctx, k, conversation.Turn{Messages: []conversation.Message{conversation.UserText("hi"), {Role: conversation.RoleAssistant, Content: []byte(`"hello"`)}}}, time.Now(), lim); err != nil {
+		if err := mem.SaveTurn(ctx, k, []conversation.Message{conversation.UserText("hi"), {Role: conversation.RoleAssistant, Content: []byte(`"hello"`)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -419,7 +403,7 @@ func TestCurrentIsHistoryAsTurns(t *testing.T) {
 	if c, err := mem.Current(ctx, "+1"); err != nil || len(c.Turns) != 0 || !c.LastActive.IsZero() {
 		t.Fatalf("Current of an expired conversation = %+v, %v", c, err)
 	}
-	if _, err := store.Load(ctx, "+1"); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := store.Get(ctx, conversation.Conversations, "+1"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("Current did not delete the expired conversation: %v", err)
 	}
 	if _, err := mem.Current(ctx, " +1"); !errors.Is(err, conversation.ErrInvalidPhone) {

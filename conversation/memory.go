@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -66,20 +68,31 @@ type Options struct {
 	MaxTurns int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Location is the time zone last_active is written in, naive, as the
+	// original Python module writes it; nil means time.Local, which is
+	// what that module reads.
+	Location *time.Location
+	// Log receives a warning when a stored conversation had to be
+	// repaired on load; nil discards it.
+	Log *slog.Logger
 }
 
 // Memory is the conversation memory of the original design's contract (002):
-// History, SaveTurn and Clear, over a [Store]. It is safe for concurrent use
-// as far as its store is.
+// History, SaveTurn and Clear, over a [Store]; it is where the policy lives.
+// It is safe for concurrent use as far as its store is.
 //
-// Memory does not serialise the turns of one sender: two messages from the
-// same person that are handled at once both read the same history, and both
-// turns are saved. Callers that need turns in order (the assistant does) run
-// one message per sender at a time.
+// Two saves for one person never lose a turn: each reads the conversation,
+// applies the policy and writes it back on the condition that the stored
+// version is the one it read, and reads again if it is not. Memory does
+// not order the turns of one sender: two messages handled at once both read
+// the same history. Callers that need turns in order (the assistant does)
+// run one message per sender at a time.
 type Memory struct {
 	store Store
 	lim   Limits
 	now   func() time.Time
+	loc   *time.Location
+	log   *slog.Logger
 }
 
 // New returns a Memory over store. It fails if opts holds a negative timeout
@@ -104,7 +117,13 @@ func New(store Store, opts *Options) (*Memory, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, now: o.Now}, nil
+	if o.Location == nil {
+		o.Location = time.Local
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, now: o.Now, loc: o.Location, log: o.Log}, nil
 }
 
 // Limits returns the timeout and turn cap in force.
@@ -119,12 +138,9 @@ func (m *Memory) Store() Store { return m.store }
 // when the conversation has expired; an expired conversation is deleted from
 // the store before History returns.
 func (m *Memory) History(ctx context.Context, phone string) ([]Message, error) {
-	if err := CheckPhone(phone); err != nil {
-		return nil, err
-	}
-	c, err := m.current(ctx, phone, true)
+	c, err := m.Current(ctx, phone)
 	if err != nil {
-		return nil, fmt.Errorf("conversation: history: %w", err)
+		return nil, err
 	}
 	return c.Messages(), nil
 }
@@ -162,10 +178,38 @@ func (m *Memory) Peek(ctx context.Context, phone string) ([]Message, error) {
 	return c.Messages(), nil
 }
 
+// Load returns phone's stored conversation as it is, expired or not, or an
+// error wrapping ErrNotFound. Turns the API would refuse are left out.
+func (m *Memory) Load(ctx context.Context, phone string) (Conversation, error) {
+	if err := CheckPhone(phone); err != nil {
+		return Conversation{}, err
+	}
+	c, err := m.load(ctx, phone)
+	if err != nil {
+		return Conversation{}, fmt.Errorf("conversation: load: %w", err)
+	}
+	return c, nil
+}
+
 // Expired reports whether a conversation last active at lastActive has
 // expired by the memory's clock and timeout.
 func (m *Memory) Expired(lastActive time.Time) bool {
 	return Expired(lastActive, m.now(), m.lim.Timeout)
+}
+
+func (m *Memory) load(ctx context.Context, phone string) (Conversation, error) {
+	rec, err := m.store.Get(ctx, Conversations, phone)
+	if err != nil {
+		return Conversation{}, err
+	}
+	c, dropped, err := decodeConversation(phone, rec, m.loc)
+	if err != nil {
+		return Conversation{}, err
+	}
+	if dropped > 0 {
+		m.log.Warn("conversation: left out stored turns the API would refuse", "phone", phone, "dropped", dropped)
+	}
+	return c, nil
 }
 
 func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conversation, error) {
@@ -173,7 +217,7 @@ func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conver
 	if phone == SystemSender {
 		return none, nil
 	}
-	c, err := m.store.Load(ctx, phone)
+	c, err := m.load(ctx, phone)
 	if errors.Is(err, ErrNotFound) {
 		return none, nil
 	}
@@ -182,14 +226,17 @@ func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conver
 	}
 	if m.Expired(c.LastActive) {
 		if expire {
-			if err := m.store.Expire(ctx, phone, c.LastActive); err != nil {
+			// A turn saved since the load is newer: the conditional
+			// delete leaves it alone.
+			err := m.store.Delete(ctx, Conversations, phone, c.Version)
+			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) {
 				return Conversation{}, fmt.Errorf("expire: %w", err)
 			}
 		}
 		return none, nil
 	}
-	// A store may hold more turns than the cap if the cap was lowered
-	// since they were saved; the oldest whole turns are not sent.
+	// More turns than the cap, if the cap was lowered since they were
+	// saved: the oldest whole turns are not sent.
 	if len(c.Turns) > m.lim.MaxTurns {
 		c.Turns = c.Turns[len(c.Turns)-m.lim.MaxTurns:]
 	}
@@ -201,6 +248,10 @@ func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conver
 func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message) error {
 	return m.Save(ctx, phone, Turn{Messages: messages})
 }
+
+// maxAttempts bounds the reads and conditional writes of one change when
+// other writers keep coming first.
+const maxAttempts = 50
 
 // Save appends turn to phone's conversation and sets its last activity to
 // now. If the conversation had expired it starts anew; beyond the turn cap
@@ -216,7 +267,7 @@ func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message)
 // not valid JSON, is rejected with an error wrapping [ErrInvalidTurn] and
 // nothing is stored; so is a turn that reuses a tool_use id of a turn that
 // stays in the history next to it (the API wants ids unique across a
-// request), which the store checks as it appends.
+// request).
 func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if err := CheckPhone(phone); err != nil {
 		return err
@@ -224,27 +275,100 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	if phone == SystemSender {
 		return nil
 	}
-	// Sanitised, validated and encoded in one pass (save.go): the store
-	// gets the bytes and tool ids from the turn without working them out
-	// again.
 	clean, err := prepareTurn(turn)
 	if err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
-	// The store checks, in the step that appends, that the turn's
-	// tool_use ids are not in use: see Store.Append.
-	if err := m.store.Append(ctx, phone, clean, m.now(), m.lim); err != nil {
+	ids := clean.ToolUseIDs()
+	err = m.update(ctx, phone, func(c *Conversation, now time.Time) error {
+		kept := keptTurns(c.Turns, c.LastActive, now, m.lim)
+		for _, t := range kept {
+			if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
+				return err
+			}
+		}
+		c.Turns = append(kept, clean)
+		c.LastActive = now
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
 	return nil
 }
 
-// Clear deletes phone's conversation and the recent messages the store
-// remembers for phone ([RecentMessages]). It returns an error wrapping
-// [ErrNotFound] if there was no conversation (the recent messages are
-// forgotten all the same), which callers that only want it gone may
-// ignore.
-// The store's usage ledger ([UsageLedger]) keeps phone's usage.
+// keptTurns returns the turns of a conversation that stay next to a turn
+// saved at now: none if it has expired, else the most recent lim.MaxTurns-1.
+func keptTurns(turns []Turn, lastActive, now time.Time, lim Limits) []Turn {
+	if len(turns) == 0 || Expired(lastActive, now, lim.Timeout) {
+		return nil
+	}
+	if len(turns) >= lim.MaxTurns {
+		turns = turns[len(turns)-lim.MaxTurns+1:]
+	}
+	return slices.Clip(turns)
+}
+
+// checkToolIDs returns an error wrapping ErrInvalidTurn if one of ids is in
+// inUse.
+func checkToolIDs(ids, inUse []string) error {
+	for _, id := range ids {
+		if slices.Contains(inUse, id) {
+			return fmt.Errorf("%w: tool_use id %s of this turn is already in the conversation's history; ids must be unique", ErrInvalidTurn, id)
+		}
+	}
+	return nil
+}
+
+// backoff waits a random while, longer after each failed attempt, so that
+// writers that keep colliding spread out.
+func backoff(ctx context.Context, attempt int) error {
+	d := time.Duration(rand.Int64N(int64(min(attempt+1, 10)) * int64(time.Millisecond)))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// update reads phone's conversation (an empty one when none is stored),
+// lets change edit it, and writes it back on the condition that nobody
+// wrote it meanwhile, reading again when somebody did.
+func (m *Memory) update(ctx context.Context, phone string, change func(c *Conversation, now time.Time) error) error {
+	for attempt := range maxAttempts {
+		c, err := m.load(ctx, phone)
+		if errors.Is(err, ErrNotFound) {
+			c, err = Conversation{Phone: phone}, nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := change(&c, m.now()); err != nil {
+			return err
+		}
+		data, err := encodeConversation(c, m.loc)
+		if err != nil {
+			return err
+		}
+		_, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.lim.Timeout)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+}
+
+// Clear deletes phone's conversation and the recent messages remembered for
+// phone ([Memory.Remember]). It returns an error wrapping [ErrNotFound] if
+// there was no conversation (the recent messages are forgotten all the
+// same), which callers that only want it gone may ignore. Phone's usage
+// stays in the ledger.
 func (m *Memory) Clear(ctx context.Context, phone string) error {
 	if err := CheckPhone(phone); err != nil {
 		return err
@@ -255,22 +379,31 @@ func (m *Memory) Clear(ctx context.Context, phone string) error {
 	if err := m.forget(ctx, phone); err != nil {
 		return err
 	}
-	if err := m.store.Delete(ctx, phone); err != nil {
+	if err := m.store.Delete(ctx, Conversations, phone, 0); err != nil {
 		return fmt.Errorf("conversation: clear: %w", err)
 	}
 	return nil
 }
 
-// List returns a summary of every stored conversation, with Expired set by
-// the policy, without deleting anything.
+// List returns a summary of every stored conversation, ordered by phone, with
+// Expired set by the policy, without deleting anything.
 func (m *Memory) List(ctx context.Context) ([]Summary, error) {
-	sums, err := m.store.List(ctx)
+	recs, err := m.store.List(ctx, Conversations, "")
 	if err != nil {
 		return nil, fmt.Errorf("conversation: list: %w", err)
 	}
 	now := m.now()
-	for i := range sums {
-		sums[i].Expired = Expired(sums[i].LastActive, now, m.lim.Timeout)
+	sums := make([]Summary, 0, len(recs))
+	for _, rec := range recs {
+		if rec.Key == SystemSender {
+			continue
+		}
+		c, _, err := decodeConversation(rec.Key, rec, m.loc)
+		if err != nil {
+			return nil, fmt.Errorf("conversation: list: %w", err)
+		}
+		sums = append(sums, Summary{Phone: c.Phone, LastActive: c.LastActive, Turns: len(c.Turns),
+			Expired: Expired(c.LastActive, now, m.lim.Timeout)})
 	}
 	return sums, nil
 }
@@ -297,13 +430,6 @@ func CheckPhone(phone string) error {
 	return nil
 }
 
-// Sweeper is implemented by stores that can delete every conversation last
-// active at or before cutoff in one go, so that people who never come back
-// do not stay on disk for ever.
-type Sweeper interface {
-	Sweep(ctx context.Context, cutoff time.Time) (deleted int, err error)
-}
-
 // Key returns the key under which the conversation of number is stored:
 // number in E.164 form (phone.Normalize), the way the assistant stores
 // it, so that "14155551234" and "+1 (415) 555-1234" find "+14155551234";
@@ -318,10 +444,10 @@ func (m *Memory) Key(ctx context.Context, number string) (string, error) {
 	if err != nil || norm == number {
 		return number, nil
 	}
-	if _, err := m.store.Load(ctx, norm); !errors.Is(err, ErrNotFound) {
+	if _, err := m.store.Get(ctx, Conversations, norm); !errors.Is(err, ErrNotFound) {
 		return norm, nil
 	}
-	if _, err := m.store.Load(ctx, number); err == nil {
+	if _, err := m.store.Get(ctx, Conversations, number); err == nil {
 		return number, nil
 	}
 	return norm, nil
@@ -329,8 +455,7 @@ func (m *Memory) Key(ctx context.Context, number string) (string, error) {
 
 // SweepEvery calls Sweep now and every interval until ctx is done, so that
 // people who never come back do not stay on disk; it logs what it deletes
-// and its failures on log. Stores whose keys expire on their own (Redis)
-// are not Sweepers, and SweepEvery then does nothing but wait.
+// and its failures on log.
 func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -348,18 +473,30 @@ func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.
 	}
 }
 
-// Sweep deletes every conversation that has expired by now, if the store is
-// a [Sweeper]; stores whose keys expire on their own (Redis) need not be.
+// Sweep deletes every conversation that has expired by now and the recent
+// messages that are past [RecentWindow], so that people who never come back
+// do not stay in the store for ever. It returns how many conversations it
+// deleted. A conversation saved to since it was listed is left alone.
 func (m *Memory) Sweep(ctx context.Context) (int, error) {
-	sw, ok := m.store.(Sweeper)
-	if !ok {
-		return 0, nil
-	}
-	// Expired means more than the timeout, and Sweep deletes at or
-	// before the cutoff: one nanosecond keeps a conversation that is
-	// exactly at the timeout, as History does.
-	n, err := sw.Sweep(ctx, m.now().Add(-m.lim.Timeout-time.Nanosecond))
+	recs, err := m.store.List(ctx, Conversations, "")
 	if err != nil {
+		return 0, fmt.Errorf("conversation: sweep: %w", err)
+	}
+	now, n := m.now(), 0
+	for _, rec := range recs {
+		c, _, err := decodeConversation(rec.Key, rec, m.loc)
+		if err == nil && !Expired(c.LastActive, now, m.lim.Timeout) {
+			continue
+		}
+		err = m.store.Delete(ctx, Conversations, rec.Key, rec.Version)
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict):
+			return n, fmt.Errorf("conversation: sweep: %w", err)
+		}
+	}
+	if err := m.sweepRecent(ctx, now); err != nil {
 		return n, fmt.Errorf("conversation: sweep: %w", err)
 	}
 	return n, nil

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"unicode/utf8"
 )
 
 // Roles of a Messages API message.
@@ -82,18 +80,14 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // encode writes m's JSON object to b, with its extra keys in sorted order
 // after role and content if stored is set.
 func (m Message) encode(b *bytes.Buffer, stored bool) error {
-	if !validJSON(m.Content) {
+	if !json.Valid(m.Content) {
 		return fmt.Errorf("conversation: message content is not valid JSON")
 	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
 	b.WriteString(`{"role":`)
-	writeQuoted(b, m.Role)
+	b.Write(quote(m.Role))
 	b.WriteString(`,"content":`)
-	if needsCompact(m.Content) {
-		b.Write(compact(m.Content))
-	} else {
-		b.Write(m.Content)
-	}
+	b.Write(compact(m.Content))
 	if stored {
 		if err := encodeExtra(b, m.Extra, "role", "content"); err != nil {
 			return fmt.Errorf("conversation: message %w", err)
@@ -114,11 +108,11 @@ func encodeExtra(b *bytes.Buffer, extra map[string]json.RawMessage, skip ...stri
 			continue
 		}
 		v := extra[k]
-		if !validJSON(v) {
+		if !json.Valid(v) {
 			return errors.New("extra " + k + " is not valid JSON")
 		}
 		b.WriteByte(',')
-		writeQuoted(b, k)
+		b.Write(quote(k))
 		b.WriteByte(':')
 		b.Write(compact(v))
 	}
@@ -288,114 +282,22 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 // json.Unmarshal does: "" for a missing or null member, and "" with
 // json.Unmarshal's error for one that is not a string.
 func stringField(val json.RawMessage) (string, error) {
-	if len(val) == 0 || string(val) == "null" {
+	var s string
+	if len(val) == 0 {
 		return "", nil
 	}
-	var s string
-	if fastField(val, &s) {
-		return s, nil
-	}
-	return unmarshalString(val)
+	err := json.Unmarshal(val, &s)
+	return s, err
 }
 
-// unmarshalString is stringField's slow path, apart so that only it puts a
-// string on the heap for json.Unmarshal.
-func unmarshalString(val json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(val, &s); err != nil {
-		return "", err
-	}
-	return s, nil
-}
-
-// boolField is stringField for a bool: false for a missing or null member,
-// and false with json.Unmarshal's error for one that is not a bool.
+// boolField is stringField for a bool.
 func boolField(val json.RawMessage) (bool, error) {
-	switch string(val) {
-	case "", "null", "false":
-		return false, nil
-	case "true":
-		return true, nil
-	}
 	var v bool
-	if err := json.Unmarshal(val, &v); err != nil {
-		return false, err
+	if len(val) == 0 {
+		return false, nil
 	}
-	return v, nil
-}
-
-// fastField decodes val, a valid JSON value (white space around it
-// allowed), into dst as json.Unmarshal would, when that is simple: a string
-// in valid UTF-8 (json.Unmarshal would replace invalid bytes) without \u
-// escapes into a *string or **string, true or false into a *bool. It
-// reports whether it did.
-func fastField(val json.RawMessage, dst any) bool {
-	if val[0] == '"' {
-		if len(val) < 2 || val[len(val)-1] != '"' || !utf8.Valid(val) {
-			return false
-		}
-		s, ok := unescape(val[1 : len(val)-1])
-		if !ok {
-			return false
-		}
-		switch d := dst.(type) {
-		case *string:
-			*d = s
-			return true
-		case **string:
-			p := new(string) // only here: s stays off the heap for a *string
-			*p = s
-			*d = p
-			return true
-		}
-		return false
-	}
-	if d, ok := dst.(*bool); ok && (string(val) == "true" || string(val) == "false") {
-		*d = string(val) == "true"
-		return true
-	}
-	return false
-}
-
-// unescape returns the value of the inside of a valid JSON string, when
-// its escapes are only the one-letter ones (\n, \", ...); a \u escape
-// is left to encoding/json, which pairs surrogates and replaces the
-// unpaired ones.
-func unescape(in []byte) (string, bool) {
-	k := bytes.IndexByte(in, '\\')
-	if k < 0 {
-		return string(in), true
-	}
-	var out strings.Builder // one allocation: String does not copy
-	out.Grow(len(in))
-	for k >= 0 {
-		out.Write(in[:k])
-		if k+1 >= len(in) {
-			return "", false
-		}
-		var c byte
-		switch in[k+1] {
-		case '"', '\\', '/':
-			c = in[k+1]
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
-		default:
-			return "", false
-		}
-		out.WriteByte(c)
-		in = in[k+2:]
-		k = bytes.IndexByte(in, '\\')
-	}
-	out.Write(in)
-	return out.String(), true
+	err := json.Unmarshal(val, &v)
+	return v, err
 }
 
 // IsString reports whether the content is a plain JSON string.
@@ -419,7 +321,7 @@ func (m Message) Blocks() ([]Block, error) {
 	}
 	out := make([]Block, len(raws))
 	for i, r := range raws {
-		if out[i], err = parseValidBlock(r); err != nil {
+		if out[i], err = ParseBlock(r); err != nil {
 			return nil, fmt.Errorf("block %d: %w", i, err)
 		}
 	}
@@ -448,9 +350,6 @@ func rawBlocks(content json.RawMessage) ([]json.RawMessage, error) {
 	if len(content) == 0 || content[0] != '[' {
 		return nil, errors.New("content is neither a string nor an array of blocks")
 	}
-	if raws, ok := splitArray(content); ok {
-		return raws, nil
-	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(content, &raws); err != nil {
 		return nil, err
@@ -461,10 +360,6 @@ func rawBlocks(content json.RawMessage) ([]json.RawMessage, error) {
 // quote returns s as a JSON string, without HTML escaping, so that stored
 // text reads as it was written.
 func quote(s string) []byte {
-	if plain(s) {
-		out := make([]byte, 0, len(s)+2)
-		return append(append(append(out, '"'), s...), '"')
-	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -472,57 +367,13 @@ func quote(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
-// writeQuoted writes quote(s) to b, without allocating when s is plain.
-func writeQuoted(b *bytes.Buffer, s string) {
-	if !plain(s) {
-		b.Write(quote(s))
-		return
-	}
-	b.WriteByte('"')
-	b.WriteString(s)
-	b.WriteByte('"')
-}
-
-// plain reports whether s is printable ASCII without a quote or a
-// backslash: a JSON string of it is s in quotes, with nothing escaped.
-func plain(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
 // compact returns raw without insignificant white space. Strings and their
 // escapes are left exactly as they are. Invalid JSON is returned unchanged;
 // validation reports it.
 func compact(raw []byte) []byte {
-	if len(raw) > 0 && !needsCompact(raw) {
-		return bytes.Clone(raw)
-	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, raw); err != nil {
 		return bytes.Clone(raw)
 	}
 	return b.Bytes()
-}
-
-// needsCompact reports whether raw has white space outside strings. It
-// jumps over strings from quote to quote, since they are most of a
-// message's bytes.
-func needsCompact(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			end, ok := skipString(raw, i)
-			if !ok {
-				return false // an unterminated string: no white space outside one
-			}
-			i = end - 1
-		case ' ', '\n', '\t', '\r':
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,7 @@ package conversation
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -52,35 +53,6 @@ type RecentMessage struct {
 	Text string
 	// At is when it was sent.
 	At time.Time
-}
-
-// RecentMessages remembers, per person, the ids and texts of the recent
-// messages both ways for [RecentWindow]. Every store in this module keeps
-// them, in the same storage as the conversations but apart from them: they
-// outlive a conversation's expiry and its turn cap, and only
-// [Memory.Clear] (history clear) forgets them before the window ends.
-//
-// Implementations are safe for concurrent use by many goroutines and, where
-// their storage is shared, by many processes.
-type RecentMessages interface {
-	// RememberMessages records msgs for phone, a message of an id already
-	// remembered replacing it, and forgets phone's messages sent more than
-	// RecentWindow before now and all but the newest MaxRecentPerPhone.
-	// Each message is checked with [CheckRecent] and its text clipped
-	// with [ClipRecentText]; on an error (wrapping ErrInvalidPhone or
-	// ErrInvalidRecent for bad input) nothing is recorded. Once it returns
-	// nil the messages are durable. Messages of the system sender are not
-	// recorded.
-	RememberMessages(ctx context.Context, phone string, now time.Time, msgs ...RecentMessage) error
-
-	// RecallMessage returns phone's message with id, or an error wrapping
-	// ErrNotFound if none is remembered or it was sent more than
-	// RecentWindow before now.
-	RecallMessage(ctx context.Context, phone, id string, now time.Time) (RecentMessage, error)
-
-	// ForgetMessages forgets every message remembered for phone. It
-	// returns nil whether or not there were any.
-	ForgetMessages(ctx context.Context, phone string) error
 }
 
 // CheckRecent returns an error wrapping ErrInvalidRecent if m cannot be
@@ -173,38 +145,141 @@ func PruneRecent(msgs []RecentMessage, now time.Time) []RecentMessage {
 	return msgs
 }
 
-// Remember records msgs as phone's recent messages, at the memory's clock,
-// if the store keeps them ([RecentMessages]); otherwise it does nothing.
+// Remember remembers msgs as phone's recent messages, each by its id, for
+// [RecentWindow], so that a reply quoting one of them can be given its text
+// later ([Memory.Recall]). A message with an id already remembered replaces
+// it; texts are clipped to [MaxRecentText]; at most [MaxRecentPerPhone] are
+// kept, the oldest going first. Messages of the system sender and messages
+// already past the window are not remembered. An invalid message is an error
+// wrapping [ErrInvalidRecent], and nothing is remembered.
 func (m *Memory) Remember(ctx context.Context, phone string, msgs ...RecentMessage) error {
-	r, ok := m.store.(RecentMessages)
-	if !ok || len(msgs) == 0 {
-		return nil
+	now := m.now()
+	msgs, skip, err := CheckRemember(phone, now, msgs)
+	if err != nil || skip {
+		return err
 	}
-	if err := r.RememberMessages(ctx, phone, m.now(), msgs...); err != nil {
+	err = m.updateRecent(ctx, phone, func(old []RecentMessage) []RecentMessage {
+		byID := make(map[string]bool, len(msgs))
+		for _, r := range msgs {
+			byID[r.ID] = true
+		}
+		old = slices.DeleteFunc(old, func(r RecentMessage) bool { return byID[r.ID] })
+		return PruneRecent(append(old, msgs...), now)
+	})
+	if err != nil {
 		return fmt.Errorf("conversation: remember messages: %w", err)
 	}
 	return nil
 }
 
 // Recall returns phone's recent message with id, or an error wrapping
-// ErrNotFound if the store does not remember it (or keeps none).
+// ErrNotFound if it is not remembered (or is past [RecentWindow]).
 func (m *Memory) Recall(ctx context.Context, phone, id string) (RecentMessage, error) {
-	r, ok := m.store.(RecentMessages)
-	if !ok {
-		return RecentMessage{}, fmt.Errorf("conversation: recall message: %w", ErrNotFound)
-	}
-	msg, err := r.RecallMessage(ctx, phone, id, m.now())
-	if err != nil {
+	msgs, _, err := m.recent(ctx, phone)
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return RecentMessage{}, fmt.Errorf("conversation: recall message: %w", err)
 	}
-	return msg, nil
+	now := m.now()
+	for _, r := range msgs {
+		if r.ID == id && !RecentExpired(r.At, now) {
+			return r, nil
+		}
+	}
+	return RecentMessage{}, fmt.Errorf("conversation: recall message: %w", ErrNotFound)
 }
 
-// forget forgets phone's recent messages, if the store keeps any.
+// forget forgets phone's recent messages.
 func (m *Memory) forget(ctx context.Context, phone string) error {
-	if r, ok := m.store.(RecentMessages); ok {
-		if err := r.ForgetMessages(ctx, phone); err != nil {
-			return fmt.Errorf("conversation: clear: forget recent messages: %w", err)
+	err := m.store.Delete(ctx, Recent, phone, 0)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("conversation: clear: forget recent messages: %w", err)
+	}
+	return nil
+}
+
+// recentJSON is a recent message as stored: a JSON array of these.
+type recentJSON struct {
+	ID   string    `json:"id"`
+	Role string    `json:"role"`
+	Text string    `json:"text"`
+	At   time.Time `json:"at"`
+}
+
+// recent returns phone's stored recent messages and the record's version.
+func (m *Memory) recent(ctx context.Context, phone string) ([]RecentMessage, int64, error) {
+	rec, err := m.store.Get(ctx, Recent, phone)
+	if err != nil {
+		return nil, 0, err
+	}
+	var stored []recentJSON
+	if err := json.Unmarshal(rec.Data, &stored); err != nil {
+		// Unreadable: start again rather than refuse every new message.
+		m.log.Warn("conversation: recent messages do not parse; they are replaced", "phone", phone, "err", err)
+		return nil, rec.Version, nil
+	}
+	out := make([]RecentMessage, 0, len(stored))
+	for _, s := range stored {
+		r := RecentMessage(s)
+		if CheckRecent(r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out, rec.Version, nil
+}
+
+// updateRecent writes change's result as phone's recent messages, on the
+// condition that nobody wrote them since they were read, reading again when
+// somebody did. An empty result deletes the record.
+func (m *Memory) updateRecent(ctx context.Context, phone string, change func([]RecentMessage) []RecentMessage) error {
+	for attempt := range maxAttempts {
+		old, version, err := m.recent(ctx, phone)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		msgs := change(old)
+		if len(msgs) == 0 {
+			if version == 0 {
+				return nil
+			}
+			err = m.store.Delete(ctx, Recent, phone, version)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+		} else {
+			stored := make([]recentJSON, len(msgs))
+			for i, r := range msgs {
+				stored[i] = recentJSON(r)
+				stored[i].At = r.At.UTC()
+			}
+			data, merr := json.Marshal(stored)
+			if merr != nil {
+				return merr
+			}
+			_, err = m.store.Put(ctx, Recent, Record{Key: phone, Data: data, Version: version}, RecentWindow)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+}
+
+// sweepRecent drops every recent message past [RecentWindow] at now.
+func (m *Memory) sweepRecent(ctx context.Context, now time.Time) error {
+	recs, err := m.store.List(ctx, Recent, "")
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if rec.Key == SystemSender || CheckPhone(rec.Key) != nil {
+			continue
+		}
+		err := m.updateRecent(ctx, rec.Key, func(old []RecentMessage) []RecentMessage { return PruneRecent(old, now) })
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ func DocumentPlaceholder(name string) string {
 // valid JSON. Everything else is kept byte for byte.
 func Sanitize(m Message) (Message, error) {
 	content := compact(m.Content)
-	if !validJSON(content) {
+	if !json.Valid(content) {
 		return Message{}, errors.New("content is not valid JSON")
 	}
 	// Only image and document blocks are replaced: content that names
@@ -66,7 +66,7 @@ func cleanExtra(extra map[string]json.RawMessage, skip ...string) (map[string]js
 			continue
 		}
 		v = compact(v)
-		if !validJSON(v) {
+		if !json.Valid(v) {
 			return nil, fmt.Errorf("extra %q is not valid JSON", k)
 		}
 		if out == nil {
@@ -109,7 +109,7 @@ func sanitizeBlocks(content json.RawMessage) (json.RawMessage, bool, error) {
 }
 
 func sanitizeBlock(raw json.RawMessage) (json.RawMessage, bool, error) {
-	blk, err := parseValidBlock(raw) // raw is one of rawBlocks's
+	blk, err := ParseBlock(raw) // raw is one of rawBlocks's
 	if err != nil {
 		return nil, false, err
 	}

@@ -107,7 +107,7 @@ func WriteConversation(w io.Writer, c Conversation, expired bool) {
 // changes nothing: an expired conversation stays in the store. It returns
 // ErrNotFound when nothing is stored for phone.
 func (m *Memory) Show(ctx context.Context, w io.Writer, phone string, asJSON bool) error {
-	c, err := m.store.Load(ctx, phone)
+	c, err := m.Load(ctx, phone)
 	if err != nil {
 		return err
 	}

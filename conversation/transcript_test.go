@@ -141,7 +141,7 @@ func TestMemoryShow(t *testing.T) {
 	if got := show(true); got != "[]\n" {
 		t.Errorf("expired JSON %q, want nothing to send", got)
 	}
-	if _, err := store.Load(ctx, erin); err != nil {
+	if _, err := store.Get(ctx, conversation.Conversations, erin); err != nil {
 		t.Errorf("after showing an expired conversation, Load: %v; want it still stored", err)
 	}
 	if err := mem.Show(ctx, &strings.Builder{}, "+14155550000", false); !errors.Is(err, conversation.ErrNotFound) {

@@ -2,13 +2,15 @@ package conversation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
-// ErrInvalidUsage is returned by [UsageLedger.AddUsage] for a usage with a
+// ErrInvalidUsage is returned by [Memory.AddUsage] for a usage with a
 // negative count.
 var ErrInvalidUsage = errors.New("invalid usage")
 
@@ -19,20 +21,20 @@ var ErrInvalidUsage = errors.New("invalid usage")
 type Usage struct {
 	// Messages is the number of messages handled that made at least one
 	// API call.
-	Messages int64
+	Messages int64 `json:"messages,omitempty"`
 	// Calls is the number of API calls that returned a message.
-	Calls int64
+	Calls int64 `json:"calls,omitempty"`
 	// InputTokens is the prompt tokens neither written to nor read from
 	// the prompt cache.
-	InputTokens int64
+	InputTokens int64 `json:"input_tokens,omitempty"`
 	// CacheWrite5mTokens and CacheWrite1hTokens are the prompt tokens
 	// written to the prompt cache with a 5-minute and a 1-hour lifetime.
-	CacheWrite5mTokens int64
-	CacheWrite1hTokens int64
+	CacheWrite5mTokens int64 `json:"cache_write_5m_tokens,omitempty"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
 	// CacheReadTokens is the prompt tokens read from the prompt cache.
-	CacheReadTokens int64
+	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
 	// OutputTokens is the tokens the model wrote.
-	OutputTokens int64
+	OutputTokens int64 `json:"output_tokens,omitempty"`
 }
 
 // Add returns the sum of u and o, field by field.
@@ -103,7 +105,7 @@ func CompareDailyUsage(a, b DailyUsage) int {
 // UsageDayLayout is how stores write a day of the ledger: "2006-01-02".
 const UsageDayLayout = time.DateOnly
 
-// CheckAddUsage checks the arguments of [UsageLedger.AddUsage] as every
+// CheckAddUsage checks the arguments of [Memory.AddUsage] as every
 // store must: the phone (an error wrapping [ErrInvalidPhone]) and the
 // counts (an error wrapping [ErrInvalidUsage]). It returns skip when there
 // is nothing to record: the usage is all zeros, or phone is the system
@@ -118,29 +120,73 @@ func CheckAddUsage(phone string, u Usage) (skip bool, err error) {
 	return phone == SystemSender || u.IsZero(), nil
 }
 
-// UsageLedger is a per-person, per-day record of what the assistant's API
-// calls cost. Every store in this module keeps one, next to the
-// conversations and in the same storage, but apart from them: it outlives
-// the conversation, so clearing a conversation ([Memory.Clear]), its expiry
-// and a store's sweep leave it as it is, and a conversation's turn cap
-// never drops any of it.
-//
-// Days are calendar days in UTC (see [UsageDay]).
-//
-// Implementations are safe for concurrent use by many goroutines and, where
-// their storage is shared, by many processes (or replicas): AddUsage is
-// atomic and never loses a concurrent AddUsage, whichever process makes it.
-type UsageLedger interface {
-	// AddUsage adds u to phone's usage on the day (UTC) of at. Once it
-	// returns nil the addition is durable, as durable as a turn the same
-	// store has saved; on error nothing is added. A phone that [CheckPhone]
-	// refuses and a usage with a negative count are errors wrapping
-	// ErrInvalidPhone and ErrInvalidUsage. Usage of the system sender and
-	// a usage of all zeros are not recorded, and AddUsage returns nil.
-	AddUsage(ctx context.Context, phone string, at time.Time, u Usage) error
+// AddUsage adds u to phone's usage on the day (UTC) of at, in the usage
+// ledger: a record per person and day that outlives the conversation, so
+// clearing a conversation, its expiry and sweeps leave it as it is. A
+// concurrent AddUsage, from any process, is never lost. A phone that
+// [CheckPhone] refuses and a usage with a negative count are errors wrapping
+// ErrInvalidPhone and ErrInvalidUsage. Usage of the system sender and a
+// usage of all zeros are not recorded, and AddUsage returns nil.
+func (m *Memory) AddUsage(ctx context.Context, phone string, at time.Time, u Usage) error {
+	skip, err := CheckAddUsage(phone, u)
+	if err != nil || skip {
+		return err
+	}
+	key := UsageDay(at).Format(UsageDayLayout) + "/" + phone
+	for attempt := range maxAttempts {
+		var sum Usage
+		rec, err := m.store.Get(ctx, UsageDays, key)
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(rec.Data, &sum); err != nil {
+				return fmt.Errorf("conversation: add usage: stored usage of %s: %w", key, err)
+			}
+		case !errors.Is(err, ErrNotFound):
+			return fmt.Errorf("conversation: add usage: %w", err)
+		}
+		data, err := json.Marshal(sum.Add(u))
+		if err != nil {
+			return fmt.Errorf("conversation: add usage: %w", err)
+		}
+		_, err = m.store.Put(ctx, UsageDays, Record{Key: key, Data: data, Version: rec.Version}, 0)
+		if !errors.Is(err, ErrConflict) {
+			if err != nil {
+				return fmt.Errorf("conversation: add usage: %w", err)
+			}
+			return nil
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return fmt.Errorf("conversation: add usage: %w", err)
+		}
+	}
+	return fmt.Errorf("conversation: add usage: %w", ErrConflict)
+}
 
-	// UsageSince returns the usage of every phone on every day from the
-	// day (UTC) of since on, all of it when since is the zero time, ordered
-	// by day and then phone, one entry per phone and day that has any.
-	UsageSince(ctx context.Context, since time.Time) ([]DailyUsage, error)
+// UsageSince returns the usage of every phone on every day from the day
+// (UTC) of since on, all of it when since is the zero time, ordered by day
+// and then phone, one entry per phone and day that has any.
+func (m *Memory) UsageSince(ctx context.Context, since time.Time) ([]DailyUsage, error) {
+	recs, err := m.store.List(ctx, UsageDays, "")
+	if err != nil {
+		return nil, fmt.Errorf("conversation: usage: %w", err)
+	}
+	from := UsageDay(since)
+	var out []DailyUsage
+	for _, rec := range recs {
+		dayStr, phone, ok := strings.Cut(rec.Key, "/")
+		day, derr := time.Parse(UsageDayLayout, dayStr)
+		if !ok || derr != nil {
+			return nil, fmt.Errorf("conversation: usage: a record under %q is not a day and a phone", rec.Key)
+		}
+		if !since.IsZero() && day.Before(from) {
+			continue
+		}
+		var u Usage
+		if err := json.Unmarshal(rec.Data, &u); err != nil {
+			return nil, fmt.Errorf("conversation: usage of %s: %w", rec.Key, err)
+		}
+		out = append(out, DailyUsage{Day: day, Phone: phone, Usage: u})
+	}
+	slices.SortFunc(out, CompareDailyUsage)
+	return out, nil
 }

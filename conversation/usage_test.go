@@ -65,13 +65,12 @@ func TestUsageArithmeticAndChecks(t *testing.T) {
 	}
 }
 
-// A store's usage ledger counts each person's messages per UTC day, and
+// The usage ledger counts each person's messages per UTC day, and
 // keeps them when the conversation is cleared.
-func ExampleUsageLedger() {
+func ExampleMemory_AddUsage() {
 	ctx := context.Background()
-	store := memstore.New() // every store keeps a ledger
-	mem, _ := conversation.New(store, nil)
-	var ledger conversation.UsageLedger = store
+	mem, _ := conversation.New(memstore.New(), nil) // every store keeps a ledger
+	ledger := mem
 
 	at := time.Date(2026, 2, 24, 18, 30, 0, 0, time.UTC)
 	ledger.AddUsage(ctx, "+14155551234", at, conversation.Usage{Messages: 1, Calls: 2, InputTokens: 40, CacheWrite5mTokens: 900, CacheReadTokens: 2000, OutputTokens: 150})

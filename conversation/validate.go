@@ -260,7 +260,7 @@ func checkResultContent(content json.RawMessage) error {
 		return fmt.Errorf(": %v", err)
 	}
 	for k, raw := range raws {
-		b, err := parseValidBlock(raw) // content is one of a valid message's blocks
+		b, err := ParseBlock(raw) // content is one of a valid message's blocks
 		if err != nil {
 			return fmt.Errorf(".%d: %v", k, err)
 		}

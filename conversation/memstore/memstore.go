@@ -1,10 +1,9 @@
-// Package memstore is a conversation store held in process memory only. It
-// forgets everything when the process ends, so it suits tests and throw-away
-// sessions, not a deployment; it also serves as the reference store of the
-// conformance suite.
+// Package memstore is a [conversation.Store] in process memory: the
+// reference backend, for tests and for a process that needs no persistence.
 package memstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -15,107 +14,79 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-var _ conversation.Store = (*Store)(nil)
-
-// Store is an in-memory [conversation.Store]. Its zero value is not usable;
-// use [New].
+// Store keeps records in memory. It is safe for concurrent use. The zero
+// value is not usable; call New.
 type Store struct {
-	recent recentMessages // see recent.go
-
-	mu    sync.Mutex
-	convs map[string]conversation.Conversation
-	// ids holds the tool_use ids of each stored turn, by phone, in step
-	// with convs, for Append's check.
-	ids   map[string][][]string
-	usage map[usageKey]conversation.Usage // the ledger, see usage.go
+	mu      sync.Mutex
+	records map[conversation.Kind]map[string]conversation.Record
+	last    int64 // the last version given out
 }
+
+var _ conversation.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{convs: map[string]conversation.Conversation{}, ids: map[string][][]string{}}
+	return &Store{records: map[conversation.Kind]map[string]conversation.Record{}}
 }
 
-func clone(c conversation.Conversation) conversation.Conversation {
-	turns := make([]conversation.Turn, len(c.Turns))
-	for i, t := range c.Turns {
-		turns[i] = t.Clone()
-	}
-	c.Turns = turns
-	return c
-}
-
-// Load implements [conversation.Store].
-func (s *Store) Load(_ context.Context, phone string) (conversation.Conversation, error) {
+// Get implements [conversation.Store].
+func (s *Store) Get(_ context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := s.convs[phone]
+	r, ok := s.records[kind][key]
 	if !ok {
-		return conversation.Conversation{}, fmt.Errorf("memstore: %w", conversation.ErrNotFound)
+		return conversation.Record{}, fmt.Errorf("memstore: get %s %q: %w", kind, key, conversation.ErrNotFound)
 	}
-	return clone(c), nil
+	r.Data = bytes.Clone(r.Data)
+	return r, nil
 }
 
-// Append implements [conversation.Store].
-func (s *Store) Append(_ context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
+// Put implements [conversation.Store]. keep is ignored: the records live as
+// long as the process.
+func (s *Store) Put(_ context.Context, kind conversation.Kind, rec conversation.Record, _ time.Duration) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := s.convs[phone]
-	ids := turn.ToolUseIDs()
-	kept := s.ids[phone][len(c.Turns)-conversation.KeptTurns(len(c.Turns), c.LastActive, now, lim):]
-	if len(ids) > 0 {
-		var inUse []string
-		for _, own := range kept {
-			inUse = append(inUse, own...)
-		}
-		if err := conversation.CheckToolIDs(ids, inUse); err != nil {
-			return fmt.Errorf("memstore: %w", err)
-		}
+	if s.records[kind][rec.Key].Version != rec.Version {
+		return 0, fmt.Errorf("memstore: put %s %q: %w", kind, rec.Key, conversation.ErrConflict)
 	}
-	c.Phone = phone
-	c.Turns = conversation.AppendTurn(c.Turns, c.LastActive, turn.Clone(), now, lim)
-	c.LastActive = now
-	s.convs[phone] = c
-	// AppendTurn keeps the last of the kept turns and the new one, as
-	// many as it returns.
-	s.ids[phone] = append(slices.Clone(kept), ids)[len(kept)+1-len(c.Turns):]
-	return nil
+	if s.records[kind] == nil {
+		s.records[kind] = map[string]conversation.Record{}
+	}
+	s.last++
+	s.records[kind][rec.Key] = conversation.Record{Key: rec.Key, Data: bytes.Clone(rec.Data), Version: s.last}
+	return s.last, nil
 }
 
 // Delete implements [conversation.Store].
-func (s *Store) Delete(_ context.Context, phone string) error {
+func (s *Store) Delete(_ context.Context, kind conversation.Kind, key string, version int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.convs[phone]; !ok {
-		return fmt.Errorf("memstore: %w", conversation.ErrNotFound)
+	r, ok := s.records[kind][key]
+	switch {
+	case !ok:
+		return fmt.Errorf("memstore: delete %s %q: %w", kind, key, conversation.ErrNotFound)
+	case version != 0 && r.Version != version:
+		return fmt.Errorf("memstore: delete %s %q: %w", kind, key, conversation.ErrConflict)
 	}
-	delete(s.convs, phone)
-	delete(s.ids, phone)
-	return nil
-}
-
-// Expire implements [conversation.Store].
-func (s *Store) Expire(_ context.Context, phone string, cutoff time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.convs[phone]; ok && !c.LastActive.After(cutoff) {
-		delete(s.convs, phone)
-		delete(s.ids, phone)
-	}
+	delete(s.records[kind], key)
 	return nil
 }
 
 // List implements [conversation.Store].
-func (s *Store) List(context.Context) ([]conversation.Summary, error) {
+func (s *Store) List(_ context.Context, kind conversation.Kind, prefix string) ([]conversation.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]conversation.Summary, 0, len(s.convs))
-	for _, c := range s.convs {
-		out = append(out, conversation.Summary{Phone: c.Phone, LastActive: c.LastActive, Turns: len(c.Turns)})
+	var out []conversation.Record
+	for k, r := range s.records[kind] {
+		if strings.HasPrefix(k, prefix) {
+			r.Data = bytes.Clone(r.Data)
+			out = append(out, r)
+		}
 	}
-	slices.SortFunc(out, func(a, b conversation.Summary) int { return strings.Compare(a.Phone, b.Phone) })
+	slices.SortFunc(out, func(a, b conversation.Record) int { return strings.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
-// Close implements [conversation.Store]; the contents stay for the next
-// Memory that uses s, like a file would.
+// Close implements [conversation.Store]. The records stay: a store opened
+// again on the same value finds them, as a restart would.
 func (s *Store) Close() error { return nil }

@@ -10,7 +10,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-// BenchRecent measures what remembering a message ([conversation.RecentMessages])
+// BenchRecent measures what remembering a message ([conversation.Memory.Remember])
 // costs next to saving a turn, on the same store and in the same run: a
 // family of 5 people, each with a full conversation (10 turns) and a full
 // week of recent messages (500, of 200 bytes each). Each iteration saves a
@@ -24,10 +24,6 @@ func BenchRecent(b *testing.B, open Opener) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	r, ok := s.(conversation.RecentMessages)
-	if !ok {
-		b.Fatalf("%T does not implement conversation.RecentMessages", s)
-	}
 	clock := NewClock(Start)
 	mem, err := conversation.New(s, &conversation.Options{Now: clock.Now})
 	if err != nil {
@@ -46,7 +42,7 @@ func BenchRecent(b *testing.B, open Opener) {
 		for i := range msgs {
 			msgs[i] = conversation.RecentMessage{ID: fmt.Sprintf("wamid.bench.%s.%d", p, i), Role: conversation.RoleUser, Text: text, At: clock.Now().Add(time.Duration(i) * time.Millisecond)}
 		}
-		if err := r.RememberMessages(ctx, p, clock.Now(), msgs...); err != nil {
+		if err := mem.Remember(ctx, p, msgs...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,14 +58,14 @@ func BenchRecent(b *testing.B, open Opener) {
 		t1 := time.Now()
 		in := conversation.RecentMessage{ID: fmt.Sprintf("wamid.in.%d", n), Role: conversation.RoleUser, Text: text, At: clock.Now()}
 		out := conversation.RecentMessage{ID: fmt.Sprintf("wamid.out.%d", n), Role: conversation.RoleAssistant, Text: text, At: clock.Now()}
-		if err := r.RememberMessages(ctx, p, clock.Now(), in); err != nil {
+		if err := mem.Remember(ctx, p, in); err != nil {
 			b.Fatal(err)
 		}
-		if err := r.RememberMessages(ctx, p, clock.Now(), out); err != nil {
+		if err := mem.Remember(ctx, p, out); err != nil {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		if _, err := r.RecallMessage(ctx, p, out.ID, clock.Now()); err != nil {
+		if _, err := mem.Recall(ctx, p, out.ID); err != nil {
 			b.Fatal(err)
 		}
 		t3 := time.Now()

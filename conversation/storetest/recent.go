@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,12 +13,12 @@ import (
 )
 
 // runRecent runs the cases of the recent messages every store remembers
-// ([conversation.RecentMessages]): the ids and texts of a person's recent
+// ([recentMessages]): the ids and texts of a person's recent
 // messages both ways, for a week, apart from the conversation.
 func runRecent(t *testing.T, newStorage NewStorage) {
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, e *env, r conversation.RecentMessages)
+		fn   func(t *testing.T, e *env, r recentMessages)
 	}{
 		{"RecentRememberAndRecall", testRecentRecall},
 		{"RecentUnknownAndIsolated", testRecentIsolation},
@@ -34,15 +35,46 @@ func runRecent(t *testing.T, newStorage NewStorage) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &env{t: t, open: newStorage(t), clock: NewClock(Start)}
-			e.reopen(nil)
-			r, ok := e.store.(conversation.RecentMessages)
-			if !ok {
-				t.Fatalf("%T does not implement conversation.RecentMessages: every store remembers recent messages", e.store)
-			}
-			tt.fn(t, e, r)
+			e := newEnv(t, newStorage)
+			defer e.checkInvariants()
+			tt.fn(t, e, memRecent{e})
 		})
 	}
+}
+
+// recentMessages is the part of Memory these cases use, as methods that
+// take the time, so that a case can remember and recall at other times.
+type recentMessages interface {
+	RememberMessages(ctx context.Context, phone string, now time.Time, msgs ...conversation.RecentMessage) error
+	RecallMessage(ctx context.Context, phone, id string, now time.Time) (conversation.RecentMessage, error)
+	ForgetMessages(ctx context.Context, phone string) error
+}
+
+// memRecent is recentMessages on the env's Memory, whose clock is set to
+// each call's time.
+type memRecent struct{ e *env }
+
+func (r memRecent) at(now time.Time) *conversation.Memory {
+	if d := now.Sub(r.e.clock.Now()); d != 0 {
+		r.e.clock.Advance(d)
+	}
+	return r.e.mem
+}
+
+func (r memRecent) RememberMessages(ctx context.Context, phone string, now time.Time, msgs ...conversation.RecentMessage) error {
+	return r.at(now).Remember(ctx, phone, msgs...)
+}
+
+func (r memRecent) RecallMessage(ctx context.Context, phone, id string, now time.Time) (conversation.RecentMessage, error) {
+	return r.at(now).Recall(ctx, phone, id)
+}
+
+func (r memRecent) ForgetMessages(ctx context.Context, phone string) error {
+	err := r.e.mem.Clear(ctx, phone)
+	if errors.Is(err, conversation.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 const erin, jason = "+14155551234", "+14155555678"
@@ -51,7 +83,7 @@ func recent(id, role, text string, at time.Time) conversation.RecentMessage {
 	return conversation.RecentMessage{ID: id, Role: role, Text: text, At: at}
 }
 
-func (e *env) remember(r conversation.RecentMessages, phone string, msgs ...conversation.RecentMessage) {
+func (e *env) remember(r recentMessages, phone string, msgs ...conversation.RecentMessage) {
 	e.t.Helper()
 	if err := r.RememberMessages(ctx(), phone, e.clock.Now(), msgs...); err != nil {
 		e.t.Fatalf("RememberMessages(%s): %v", phone, err)
@@ -59,7 +91,7 @@ func (e *env) remember(r conversation.RecentMessages, phone string, msgs ...conv
 }
 
 // recalled checks that phone's message id is remembered as want.
-func (e *env) recalled(r conversation.RecentMessages, phone string, want conversation.RecentMessage) {
+func (e *env) recalled(r recentMessages, phone string, want conversation.RecentMessage) {
 	e.t.Helper()
 	got, err := r.RecallMessage(ctx(), phone, want.ID, e.clock.Now())
 	if err != nil {
@@ -71,7 +103,7 @@ func (e *env) recalled(r conversation.RecentMessages, phone string, want convers
 }
 
 // forgotten checks that phone's message id is not remembered.
-func (e *env) forgotten(r conversation.RecentMessages, phone, id string) {
+func (e *env) forgotten(r recentMessages, phone, id string) {
 	e.t.Helper()
 	got, err := r.RecallMessage(ctx(), phone, id, e.clock.Now())
 	if !errors.Is(err, conversation.ErrNotFound) {
@@ -81,7 +113,7 @@ func (e *env) forgotten(r conversation.RecentMessages, phone, id string) {
 
 // Both ways: the person's message and the assistant's reply, with their
 // times to the microsecond and text of every kind kept exactly.
-func testRecentRecall(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentRecall(t *testing.T, e *env, r recentMessages) {
 	now := e.clock.Now()
 	in := recent("wamid.HBgLMTQxNTU1NTEyMzQVAgASGBQzQUI=", conversation.RoleUser, "find me a chicken dinner", now)
 	out := recent("wamid.HBgLMTQxNTU1NTEyMzQVAgARGBI5QTND", conversation.RoleAssistant, "1. Lemon chicken\n2. Chicken tacos 🌮 \"quoted\" <b>&</b>", now.Add(time.Second))
@@ -92,7 +124,7 @@ func testRecentRecall(t *testing.T, e *env, r conversation.RecentMessages) {
 
 // An id never remembered, and another person's id, are not found: one
 // person's messages are never quoted to another.
-func testRecentIsolation(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentIsolation(t *testing.T, e *env, r recentMessages) {
 	m := recent("wamid.erin1", conversation.RoleUser, "Erin's", e.clock.Now())
 	e.remember(r, erin, m)
 	e.forgotten(r, erin, "wamid.unknown")
@@ -102,7 +134,7 @@ func testRecentIsolation(t *testing.T, e *env, r conversation.RecentMessages) {
 
 // A message is remembered for RecentWindow after it was sent, not a moment
 // longer; one already past the window is not recorded at all.
-func testRecentWindow(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentWindow(t *testing.T, e *env, r recentMessages) {
 	m := recent("wamid.week", conversation.RoleAssistant, "the list", e.clock.Now())
 	e.remember(r, erin, m)
 	e.clock.Advance(conversation.RecentWindow)
@@ -114,7 +146,7 @@ func testRecentWindow(t *testing.T, e *env, r conversation.RecentMessages) {
 	e.remember(r, erin, old)
 	e.forgotten(r, erin, old.ID)
 	e.reopen(nil)
-	r = e.store.(conversation.RecentMessages)
+	r = memRecent{e}
 	e.forgotten(r, erin, m.ID)
 	e.forgotten(r, erin, old.ID)
 }
@@ -122,7 +154,7 @@ func testRecentWindow(t *testing.T, e *env, r conversation.RecentMessages) {
 // The conversation's expiry, its turn cap and a store's Expire leave the
 // recent messages: quoting is how a person points back after the 30-minute
 // memory has gone.
-func testRecentOutlives(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentOutlives(t *testing.T, e *env, r recentMessages) {
 	m := recent("wamid.reply", conversation.RoleAssistant, "Here are 3 recipes", e.clock.Now())
 	e.remember(r, erin, m)
 	e.save(erin, TextTurn("[From Erin]: recipes?", "Here are 3 recipes")...)
@@ -130,30 +162,30 @@ func testRecentOutlives(t *testing.T, e *env, r conversation.RecentMessages) {
 	if h := e.history(erin); len(h) != 0 {
 		t.Fatalf("history after expiry: %d messages", len(h))
 	}
-	if err := e.store.Expire(ctx(), erin, e.clock.Now()); err != nil {
+	if _, err := e.mem.Sweep(ctx()); err != nil {
 		t.Fatal(err)
 	}
 	e.recalled(r, erin, m)
 }
 
-func testRecentReopen(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentReopen(t *testing.T, e *env, r recentMessages) {
 	m := recent("wamid.persist", conversation.RoleUser, "remember me", e.clock.Now())
 	e.remember(r, erin, m)
 	e.reopen(nil)
-	e.recalled(e.store.(conversation.RecentMessages), erin, m)
+	e.recalled(memRecent{e}, erin, m)
 }
 
 // Remembering an id again replaces what was remembered (an edited
 // message, or a redelivery), and one call may name an id twice: the last
 // wins.
-func testRecentReplace(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentReplace(t *testing.T, e *env, r recentMessages) {
 	now := e.clock.Now()
 	e.remember(r, erin, recent("wamid.same", conversation.RoleUser, "first", now))
 	e.remember(r, erin, recent("wamid.same", conversation.RoleUser, "second", now), recent("wamid.same", conversation.RoleUser, "third", now))
 	e.recalled(r, erin, recent("wamid.same", conversation.RoleUser, "third", now))
 }
 
-func testRecentClip(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentClip(t *testing.T, e *env, r recentMessages) {
 	long := strings.Repeat("é", conversation.MaxRecentText) // 2 bytes each
 	m := recent("wamid.long", conversation.RoleAssistant, long, e.clock.Now())
 	e.remember(r, erin, m)
@@ -168,7 +200,7 @@ func testRecentClip(t *testing.T, e *env, r conversation.RecentMessages) {
 
 // Beyond MaxRecentPerPhone the oldest are forgotten; another person's are
 // not touched.
-func testRecentCap(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentCap(t *testing.T, e *env, r recentMessages) {
 	e.remember(r, jason, recent("wamid.jason", conversation.RoleUser, "Jason's", e.clock.Now()))
 	msgs := make([]conversation.RecentMessage, conversation.MaxRecentPerPhone+5)
 	for i := range msgs {
@@ -186,7 +218,7 @@ func testRecentCap(t *testing.T, e *env, r conversation.RecentMessages) {
 
 // A bad phone or a bad message is refused with its sentinel, and nothing of
 // the call is recorded.
-func testRecentInvalid(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentInvalid(t *testing.T, e *env, r recentMessages) {
 	now := e.clock.Now()
 	good := recent("wamid.good", conversation.RoleUser, "fine", now)
 	tests := []struct {
@@ -211,7 +243,7 @@ func testRecentInvalid(t *testing.T, e *env, r conversation.RecentMessages) {
 	e.forgotten(r, erin, good.ID)
 }
 
-func testRecentSystem(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentSystem(t *testing.T, e *env, r recentMessages) {
 	m := recent("wamid.sys", conversation.RoleUser, "automated", e.clock.Now())
 	e.remember(r, conversation.SystemSender, m)
 	e.forgotten(r, conversation.SystemSender, m.ID)
@@ -219,7 +251,7 @@ func testRecentSystem(t *testing.T, e *env, r conversation.RecentMessages) {
 
 // history clear (Memory.Clear) forgets a person's recent messages, with or
 // without a stored conversation, and only theirs.
-func testRecentClear(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentClear(t *testing.T, e *env, r recentMessages) {
 	now := e.clock.Now()
 	e.remember(r, erin, recent("wamid.e1", conversation.RoleUser, "a", now))
 	e.remember(r, jason, recent("wamid.j1", conversation.RoleUser, "b", now))
@@ -237,14 +269,14 @@ func testRecentClear(t *testing.T, e *env, r conversation.RecentMessages) {
 	}
 	e.forgotten(r, erin, "wamid.e2")
 	e.reopen(nil)
-	e.forgotten(e.store.(conversation.RecentMessages), erin, "wamid.e2")
-	if err := e.store.(conversation.RecentMessages).ForgetMessages(ctx(), "+14155550000"); err != nil {
-		t.Errorf("ForgetMessages of a phone with none: %v", err)
+	e.forgotten(memRecent{e}, erin, "wamid.e2")
+	if err := e.mem.Clear(ctx(), "+14155550000"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Errorf("Clear of a phone with nothing stored: %v, want ErrNotFound", err)
 	}
 }
 
 // Additions from many goroutines for one phone are all kept.
-func testRecentConcurrent(t *testing.T, e *env, r conversation.RecentMessages) {
+func testRecentConcurrent(t *testing.T, e *env, r recentMessages) {
 	const workers, each = 8, 10
 	var wg sync.WaitGroup
 	errs := make(chan error, workers*each)
@@ -271,7 +303,7 @@ func testRecentConcurrent(t *testing.T, e *env, r conversation.RecentMessages) {
 }
 
 // forgottenNot checks that phone's message id is remembered.
-func (e *env) forgottenNot(r conversation.RecentMessages, phone, id string) {
+func (e *env) forgottenNot(r recentMessages, phone, id string) {
 	e.t.Helper()
 	if _, err := r.RecallMessage(ctx(), phone, id, e.clock.Now()); err != nil {
 		e.t.Errorf("RecallMessage(%s, %s): %v", phone, id, err)

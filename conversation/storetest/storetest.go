@@ -10,6 +10,7 @@ package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,11 +63,12 @@ func Run(t *testing.T, newStorage NewStorage) {
 		{"List", testList},
 		{"Concurrent", testConcurrent},
 	}
+	runRecords(t, newStorage) // records.go
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &env{t: t, open: newStorage(t), clock: NewClock(Start)}
-			e.reopen(nil)
+			e := newEnv(t, newStorage)
 			tt.fn(t, e)
+			e.checkInvariants()
 		})
 	}
 	runUsage(t, newStorage)  // usage.go
@@ -75,12 +77,20 @@ func Run(t *testing.T, newStorage NewStorage) {
 
 // env is one test's store, memory and clock.
 type env struct {
-	t     *testing.T
-	open  Opener
-	clock *Clock
-	store conversation.Store
-	mem   *conversation.Memory
-	opts  conversation.Options
+	t        *testing.T
+	open     Opener
+	clock    *Clock
+	store    conversation.Store
+	mem      *conversation.Memory
+	opts     conversation.Options
+	maxTurns int // the largest turn cap the case used
+}
+
+// newEnv opens fresh storage for a case, with a Memory on the fake clock.
+func newEnv(t *testing.T, newStorage NewStorage) *env {
+	e := &env{t: t, open: newStorage(t), clock: NewClock(Start)}
+	e.reopen(nil)
+	return e
 }
 
 // reopen closes the current store, if any, and opens the storage again with
@@ -96,6 +106,7 @@ func (e *env) reopen(opts *conversation.Options) {
 		e.opts = *opts
 	}
 	e.opts.Now = e.clock.Now
+	e.maxTurns = max(e.maxTurns, cmp.Or(e.opts.MaxTurns, conversation.DefaultMaxTurns))
 	s, err := e.open()
 	if err != nil {
 		e.t.Fatalf("open store: %v", err)
@@ -182,7 +193,7 @@ func testEmpty(t *testing.T, e *env) {
 	if h := e.history("+14155551234"); len(h) != 0 {
 		t.Fatalf("History of a new phone = %s, want []", dump(h))
 	}
-	if _, err := e.store.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := e.mem.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("Load of a new phone: err = %v, want ErrNotFound", err)
 	}
 	if err := e.mem.Clear(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
@@ -228,7 +239,7 @@ func testExpiry(t *testing.T, e *env) {
 	if h := e.history("+14155551234"); len(h) != 0 {
 		t.Fatalf("History after the timeout = %s, want []", dump(h))
 	}
-	if _, err := e.store.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := e.mem.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("an expired conversation was not deleted on access: Load err = %v", err)
 	}
 
@@ -246,7 +257,7 @@ func testExpiryPersisted(t *testing.T, e *env) {
 	e.clock.Advance(conversation.DefaultTimeout + time.Second)
 	e.history("+14155551234")
 	e.reopen(nil)
-	if _, err := e.store.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := e.mem.Load(ctx(), "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("after reopening, the expired conversation is back: Load err = %v", err)
 	}
 }
@@ -257,7 +268,7 @@ func testSaveAfterExpiry(t *testing.T, e *env) {
 	fresh := TextTurn("new topic", "new answer")
 	e.save("+14155551234", fresh...) // no History in between
 	assertMessages(t, e.history("+14155551234"), fresh)
-	c, err := e.store.Load(ctx(), "+14155551234")
+	c, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,21 +279,20 @@ func testSaveAfterExpiry(t *testing.T, e *env) {
 
 func testExpireKeepsNewer(t *testing.T, e *env) {
 	e.save("+14155551234", TextTurn("one", "1")...)
-	old, err := e.store.Load(ctx(), "+14155551234")
+	old, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second)
 	e.save("+14155551234", TextTurn("two", "2")...)
-	// A reader that saw the old state decides to expire it; the newer turn wins.
-	if err := e.store.Expire(ctx(), "+14155551234", old.LastActive); err != nil {
-		t.Fatal(err)
+	// A reader that saw the old state decides to expire it; the newer
+	// turn wins: the delete is conditioned on the version it read.
+	err = e.store.Delete(ctx(), conversation.Conversations, "+14155551234", old.Version)
+	if !errors.Is(err, conversation.ErrConflict) {
+		t.Fatalf("Delete with the version before a save = %v, want ErrConflict", err)
 	}
 	if h := e.history("+14155551234"); len(h) != 4 {
-		t.Fatalf("Expire with a stale cutoff removed a newer turn: %d messages left, want 4", len(h))
-	}
-	if err := e.store.Expire(ctx(), "+19995550000", old.LastActive); err != nil {
-		t.Fatalf("Expire of a phone without conversation: %v", err)
+		t.Fatalf("a delete with a stale version removed a newer turn: %d messages left, want 4", len(h))
 	}
 }
 
@@ -302,7 +312,7 @@ func testCap(t *testing.T, e *env) {
 	if got[0].Role != "user" {
 		t.Fatal("the capped history does not start with a user message")
 	}
-	c, err := e.store.Load(ctx(), "+14155551234")
+	c, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil || len(c.Turns) != 3 {
 		t.Fatalf("store holds %d turns (err %v), want 3", len(c.Turns), err)
 	}
@@ -346,7 +356,7 @@ func testSystemSender(t *testing.T, e *env) {
 	if h := e.history(conversation.SystemSender); len(h) != 0 {
 		t.Fatalf("History(system) = %s, want []", dump(h))
 	}
-	if _, err := e.store.Load(ctx(), conversation.SystemSender); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := e.mem.Load(ctx(), conversation.SystemSender); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("a system turn reached the store: Load err = %v", err)
 	}
 	sums, _ := e.mem.List(ctx())
@@ -420,7 +430,7 @@ func testByteStability(t *testing.T, e *env) {
 func testInvalidTurns(t *testing.T, e *env) {
 	good := TextTurn("hello", "hi")
 	e.save("+14155551234", good...)
-	before, err := e.store.Load(ctx(), "+14155551234")
+	before, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +487,7 @@ func testInvalidTurns(t *testing.T, e *env) {
 			t.Errorf("%s: SaveTurn err = %v, want ErrInvalidTurn", name, err)
 		}
 	}
-	after, err := e.store.Load(ctx(), "+14155551234")
+	after, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,7 +596,7 @@ func testReopen(t *testing.T, e *env) {
 	e.save("+14155555678", TextTurn("other", "person")...)
 	e.reopen(nil)
 	assertMessages(t, e.history("+14155551234"), concat(a, b))
-	c, err := e.store.Load(ctx(), "+14155551234")
+	c, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -614,7 +624,7 @@ func testTurnExtra(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.reopen(nil)
-	c, err := e.store.Load(ctx(), "+14155551234")
+	c, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -653,7 +663,7 @@ func testExtraCompacted(t *testing.T, e *env) {
 	assertMessages(t, before, want)
 	e.reopen(nil)
 	assertMessages(t, e.history("+14155551234"), before)
-	c, err := e.store.Load(ctx(), "+14155551234")
+	c, err := e.mem.Load(ctx(), "+14155551234")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -723,7 +733,7 @@ func testList(t *testing.T, e *env) {
 		t.Fatalf("List last active = %v, want %v", sums[1].LastActive, Start.Add(conversation.DefaultTimeout))
 	}
 	// List does not delete.
-	if _, err := e.store.Load(ctx(), "+1"); err != nil {
+	if _, err := e.mem.Load(ctx(), "+1"); err != nil {
 		t.Fatalf("List deleted an expired conversation: %v", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
-// usageTests are the cases of the usage ledger ([conversation.UsageLedger]),
+// usageTests are the cases of the usage ledger ([conversation.Memory.AddUsage]),
 // which every store keeps next to its conversations. Each says which rule it
 // checks.
 var usageTests = []struct {
@@ -34,8 +34,8 @@ var usageTests = []struct {
 func runUsage(t *testing.T, newStorage NewStorage) {
 	for _, tt := range usageTests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &env{t: t, open: newStorage(t), clock: NewClock(Start)}
-			e.reopen(nil)
+			e := newEnv(t, newStorage)
+			defer e.checkInvariants()
 			defer func() {
 				if t.Failed() {
 					t.Logf("rule: %s", tt.rule)
@@ -47,14 +47,7 @@ func runUsage(t *testing.T, newStorage NewStorage) {
 }
 
 // ledger returns the store's usage ledger; every store must keep one.
-func (e *env) ledger() conversation.UsageLedger {
-	e.t.Helper()
-	l, ok := e.store.(conversation.UsageLedger)
-	if !ok {
-		e.t.Fatalf("%T keeps no usage ledger: every store must implement conversation.UsageLedger", e.store)
-	}
-	return l
-}
+func (e *env) ledger() *conversation.Memory { return e.mem }
 
 func (e *env) addUsage(phone string, at time.Time, u conversation.Usage) {
 	e.t.Helper()
@@ -179,7 +172,7 @@ func testUsageOutlives(t *testing.T, e *env) {
 	if sums, err := e.mem.List(ctx()); err != nil || len(sums) != 0 {
 		t.Fatalf("List after recording usage only = %v, %v; the ledger must make no conversation", sums, err)
 	}
-	if _, err := e.store.Load(ctx(), usagePhoneB); !errors.Is(err, conversation.ErrNotFound) {
+	if _, err := e.mem.Load(ctx(), usagePhoneB); !errors.Is(err, conversation.ErrNotFound) {
 		t.Fatalf("Load of a phone with usage only: err = %v, want ErrNotFound", err)
 	}
 
@@ -251,11 +244,11 @@ func testUsageConcurrent(t *testing.T, e *env) {
 			second.Close()
 		}
 	})
-	other, ok := second.(conversation.UsageLedger)
-	if !ok {
-		t.Fatalf("%T keeps no usage ledger", second)
+	other, err := conversation.New(second, &e.opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ledgers := []conversation.UsageLedger{e.ledger(), other}
+	ledgers := []*conversation.Memory{e.ledger(), other}
 	const workers, adds = 6, 10
 	at := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
 	var wg sync.WaitGroup

@@ -1,0 +1,192 @@
+package conversation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The stored form of a conversation is the object the original design keeps
+// under a phone in conversations.json:
+//
+//	{"last_active":"2026-02-24T10:35:00.123456","turns":[{"messages":[...]}, ...]}
+//
+// followed by any other keys the object had, in sorted order. last_active is
+// written as Python's datetime.isoformat() writes a naive time in the
+// memory's location ([Options.Location]), and read in that form or as RFC
+// 3339 with an offset.
+
+// encodeConversation returns c's stored form.
+func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"last_active":`)
+	switch {
+	case !c.LastActive.IsZero():
+		b.Write(quote(formatTime(c.LastActive, loc)))
+	case c.rawTime != nil:
+		b.Write(c.rawTime)
+	default:
+		b.WriteString("null")
+	}
+	b.WriteString(`,"turns":[`)
+	for i, t := range c.Turns {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		data, err := t.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b.Write(data)
+	}
+	b.WriteByte(']')
+	if err := encodeExtra(&b, c.Extra, "last_active", "turns"); err != nil {
+		return nil, fmt.Errorf("conversation %w", err)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// decodeConversation reads a stored conversation of phone. Turns that do not
+// parse, or that the API would refuse ([Repair]), are left out and counted in
+// dropped; an unreadable last_active leaves LastActive zero. Only data that
+// is not a JSON object is an error.
+func decodeConversation(phone string, rec Record, loc *time.Location) (c Conversation, dropped int, err error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(rec.Data, &obj); err != nil || obj == nil {
+		return Conversation{}, 0, fmt.Errorf("conversation of %s is not a JSON object", phone)
+	}
+	c = Conversation{Phone: phone, Version: rec.Version, Turns: []Turn{}}
+	if raw, ok := obj["last_active"]; ok {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			c.LastActive, err = parseTime(s, loc)
+		}
+		if c.LastActive.IsZero() {
+			c.rawTime = compact(raw)
+		}
+	}
+	var rawTurns []json.RawMessage
+	if raw, ok := obj["turns"]; ok && json.Unmarshal(raw, &rawTurns) != nil {
+		dropped++
+	}
+	turns := make([]Turn, 0, len(rawTurns))
+	for _, rt := range rawTurns {
+		var t Turn
+		if json.Unmarshal(rt, &t) != nil {
+			dropped++
+			continue
+		}
+		turns = append(turns, t)
+	}
+	kept, invalid := Repair(turns)
+	c.Turns = kept
+	dropped += invalid
+	delete(obj, "last_active")
+	delete(obj, "turns")
+	c.Extra = compactExtra(obj)
+	return c, dropped, nil
+}
+
+// formatTime writes t as Python's datetime.isoformat() writes a naive time
+// in loc: microseconds only when there are any.
+func formatTime(t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	s := t.Format("2006-01-02T15:04:05")
+	if us := t.Nanosecond() / 1000; us != 0 {
+		s += fmt.Sprintf(".%06d", us)
+	}
+	return s
+}
+
+var naiveLayouts = []string{
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04",
+	"2006-01-02 15:04",
+}
+
+// parseTime reads an ISO 8601 time: RFC 3339 with an offset, or naive in loc.
+func parseTime(s string, loc *time.Location) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	for _, layout := range naiveLayouts {
+		if err == nil {
+			break
+		}
+		t, err = time.ParseInLocation(layout, s, loc)
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last_active %q is not an ISO-8601 time", s)
+	}
+	if y := t.In(loc).Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("last_active %q is outside the years 1 to 9999", s)
+	}
+	return t.Truncate(time.Microsecond), nil
+}
+
+// CheckRecord returns an error unless rec is a record of kind as [Memory]
+// writes it, within lim: a conversation that reads back whole (every turn
+// valid for the API, a readable last activity, at most lim.MaxTurns turns
+// when that is set, tool_use ids unique across its turns), recent messages
+// that are each valid, unique by id and at most [MaxRecentPerPhone], or a
+// day's usage under a "YYYY-MM-DD/phone" key with no negative count. It is
+// the invariant a store's contents keep, which the conformance suite checks
+// after every case.
+func CheckRecord(kind Kind, rec Record, lim Limits) error {
+	switch kind {
+	case Conversations:
+		c, dropped, err := decodeConversation(rec.Key, rec, time.UTC)
+		switch {
+		case err != nil:
+			return err
+		case dropped > 0:
+			return fmt.Errorf("conversation of %s: %d turns the API would refuse", rec.Key, dropped)
+		case c.LastActive.IsZero():
+			return fmt.Errorf("conversation of %s: no readable last_active", rec.Key)
+		case lim.MaxTurns > 0 && len(c.Turns) > lim.MaxTurns:
+			return fmt.Errorf("conversation of %s: %d turns, the cap is %d", rec.Key, len(c.Turns), lim.MaxTurns)
+		}
+		seen := map[string]bool{}
+		for _, t := range c.Turns {
+			for _, id := range t.ToolUseIDs() {
+				if seen[id] {
+					return fmt.Errorf("conversation of %s: tool_use id %s twice", rec.Key, id)
+				}
+				seen[id] = true
+			}
+		}
+	case Recent:
+		var msgs []recentJSON
+		if err := json.Unmarshal(rec.Data, &msgs); err != nil {
+			return fmt.Errorf("recent messages of %s: %w", rec.Key, err)
+		}
+		if len(msgs) == 0 || len(msgs) > MaxRecentPerPhone {
+			return fmt.Errorf("recent messages of %s: %d of them, want 1 to %d", rec.Key, len(msgs), MaxRecentPerPhone)
+		}
+		ids := map[string]bool{}
+		for _, m := range msgs {
+			if err := CheckRecent(RecentMessage(m)); err != nil {
+				return fmt.Errorf("recent messages of %s: %w", rec.Key, err)
+			}
+			if ids[m.ID] {
+				return fmt.Errorf("recent messages of %s: id %s twice", rec.Key, m.ID)
+			}
+			ids[m.ID] = true
+		}
+	case UsageDays:
+		day, phone, ok := strings.Cut(rec.Key, "/")
+		if _, err := time.Parse(UsageDayLayout, day); err != nil || !ok || CheckPhone(phone) != nil {
+			return fmt.Errorf("usage record %q: want a key YYYY-MM-DD/phone", rec.Key)
+		}
+		var u Usage
+		if err := json.Unmarshal(rec.Data, &u); err != nil {
+			return fmt.Errorf("usage record %q: %w", rec.Key, err)
+		}
+		return u.Check()
+	default:
+		return fmt.Errorf("unknown kind %q", kind)
+	}
+	return nil
+}
