@@ -32,6 +32,12 @@ type Person struct {
 	Location *time.Location
 }
 
+// Ledger records what each person's messages cost; *conversation.Memory is
+// one.
+type Ledger interface {
+	AddUsage(ctx context.Context, phone string, at time.Time, u conversation.Usage) error
+}
+
 // Options configure an [Assistant]. The zero value means the defaults.
 type Options struct {
 	// Model is the Claude model; "" means DefaultModel.
@@ -68,10 +74,10 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Ledger records each message's usage, per person and day; nil means
-	// the memory's store, when it keeps a ledger (every store of package
-	// conversation's sub-packages does). Recording never changes what is
-	// sent to the API, and a failure to record is logged, not returned.
-	Ledger conversation.UsageLedger
+	// the memory's own ledger ([conversation.Memory.AddUsage]). Recording
+	// never changes what is sent to the API, and a failure to record is
+	// logged, not returned.
+	Ledger Ledger
 
 	// FallbackModel is tried once for a message when Model is overloaded
 	// (529), keeps failing with 5xx, does not answer in time, or refuses;
@@ -139,7 +145,7 @@ type Assistant struct {
 	family  map[string]Person
 	loc     *time.Location
 	tools   *Registry
-	ledger  conversation.UsageLedger // nil: none
+	ledger  Ledger
 	locker  delivery.Locker
 	log     *slog.Logger
 	now     func() time.Time
@@ -219,7 +225,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		o.Now = time.Now
 	}
 	if o.Ledger == nil {
-		o.Ledger, _ = mem.Store().(conversation.UsageLedger)
+		o.Ledger = mem
 	}
 	family := make(map[string]Person, len(o.Family))
 	for phone, p := range o.Family {
@@ -274,7 +280,7 @@ type Inbound struct {
 
 	// ID is the message's id (WhatsApp's "wamid."), if it has one: the
 	// message is remembered by it for a week
-	// ([conversation.RecentMessages]), so that a later reply quoting it
+	// ([conversation.Memory.Remember]), so that a later reply quoting it
 	// brings its text.
 	ID string
 	// ReplyTo is the id of the earlier message this one replies to

@@ -69,8 +69,8 @@
 // # Usage
 //
 // What each message was billed (every call that returned a message, also
-// when a later call failed) is added to the usage ledger of the memory's
-// store ([conversation.UsageLedger], or [Options].Ledger), per person and
+// when a later call failed) is added to the memory's usage ledger
+// ([conversation.Memory.AddUsage], or [Options].Ledger), per person and
 // UTC day, so that it outlives the turns; the cache writes are split by
 // lifetime, 5 minutes or 1 hour, as the API reports them. Recording changes
 // nothing that is sent, and a failure to record is logged, not returned.
@@ -88,7 +88,7 @@
 // watched. What cannot be read is refused before the model is asked, with
 // the [apology] sentence that says what works, and nothing is stored. Each
 // message with an id is remembered for a week among the person's recent
-// messages ([conversation.RecentMessages]); a reply quoting one of them, or
+// messages ([conversation.Memory.Remember]); a reply quoting one of them, or
 // one of the assistant's own that the caller remembered once sent, gives
 // the model "[Replying to your message: "..."]" with the new words, even
 // after the conversation expired.

@@ -33,7 +33,7 @@ func (u Usage) ledgerEntry() conversation.Usage {
 // if ctx has ended, since the tokens were billed; a failure is logged and
 // does not fail the reply.
 func (t *turn) recordUsage(ctx context.Context) {
-	if t.a.ledger == nil || t.usage.Calls == 0 || t.in.From == conversation.SystemSender {
+	if t.usage.Calls == 0 || t.in.From == conversation.SystemSender {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)

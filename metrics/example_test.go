@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/metrics"
 )
@@ -16,7 +17,7 @@ import (
 func Example() {
 	m := metrics.New()
 	store := m.Store(memstore.New()) // give this one to conversation.New
-	store.List(context.Background())
+	store.List(context.Background(), conversation.Conversations, "")
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -25,5 +26,5 @@ func Example() {
 			fmt.Println(line)
 		}
 	}
-	// Output: mombot_store_operation_duration_seconds_count{op="list"} 1
+	// Output: mombot_store_operation_duration_seconds_count{kind="conversations",op="list"} 1
 }

@@ -76,13 +76,13 @@ func New() *Metrics {
 		}, []string{"failure"}),
 		storeSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "mombot_store_operation_duration_seconds",
-			Help:    "Conversation store operations' latency, by operation.",
+			Help:    "Store operations' latency, by operation and kind of record.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"op"}),
+		}, []string{"op", "kind"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mombot_store_errors_total",
-			Help: "Conversation store operations that failed, by operation (a conversation not found is not a failure).",
-		}, []string{"op"}),
+			Help: "Store operations that failed, by operation and kind of record (a record not found or changed meanwhile is not a failure).",
+		}, []string{"op", "kind"}),
 	}
 	m.reg.MustRegister(m.webhooks, m.messages, m.replySeconds, m.apiRequests, m.tokens,
 		m.graphSends, m.graphRetries, m.notSent, m.storeSeconds, m.storeErrors,

@@ -110,21 +110,23 @@ func TestStoreTimesOperationsAndCountsFailures(t *testing.T) {
 	m := metrics.New()
 	s := m.Store(memstore.New())
 	ctx := context.Background()
-	if _, err := s.Load(ctx, "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
-		t.Fatalf("load of nothing: %v", err)
+	if _, err := s.Get(ctx, conversation.Conversations, "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
+		t.Fatalf("get of nothing: %v", err)
 	}
-	s.Delete(ctx, "+14155551234")
-	s.List(ctx)
-	if got := testutil.CollectAndCount(m.Registry(), "mombot_store_operation_duration_seconds"); got != 3 {
-		t.Errorf("%d store operations timed, want load, delete and list", got)
+	s.Delete(ctx, conversation.Conversations, "+14155551234", 0)
+	s.List(ctx, conversation.Conversations, "")
+	s.Put(ctx, conversation.Recent, conversation.Record{Key: "+14155551234", Data: []byte("[]")}, 0)
+	s.Put(ctx, conversation.Recent, conversation.Record{Key: "+14155551234", Data: []byte("[]")}, 0) // a conflict
+	if got := testutil.CollectAndCount(m.Registry(), "mombot_store_operation_duration_seconds"); got != 4 {
+		t.Errorf("%d store operation series timed, want get, delete, list and put", got)
 	}
-	// A conversation not found is an answer, not a failure.
+	// A record not found, or changed meanwhile, is an answer, not a failure.
 	if got := testutil.CollectAndCount(m.Registry(), "mombot_store_errors_total"); got != 0 {
-		t.Errorf("%d store error series after only not-found answers, want 0", got)
+		t.Errorf("%d store error series after only not-found and conflict answers, want 0", got)
 	}
 	failing := m.Store(failStore{memstore.New()})
-	failing.List(ctx)
-	if got := sample(t, m, `mombot_store_errors_total{op="list"}`); got != 1 {
+	failing.List(ctx, conversation.UsageDays, "")
+	if got := sample(t, m, `mombot_store_errors_total{kind="usage",op="list"}`); got != 1 {
 		t.Errorf("failed lists counted: %v, want 1", got)
 	}
 	text := scrapeText(t, m)
@@ -133,13 +135,23 @@ func TestStoreTimesOperationsAndCountsFailures(t *testing.T) {
 	}
 }
 
-func TestStoreKeepsSweeper(t *testing.T) {
-	m := metrics.New()
-	if _, ok := m.Store(sweepStore{memstore.New()}).(conversation.Sweeper); !ok {
-		t.Error("the wrapper of a Sweeper is not one: the memory would stop sweeping in one step")
+// TestStorePassesEveryKind: whatever wraps the store, the memory's records
+// of every kind (the usage ledger and recent messages too) reach it.
+func TestStorePassesEveryKind(t *testing.T) {
+	ctx := context.Background()
+	inner := memstore.New()
+	mem, err := conversation.New(metrics.New().Store(inner), nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := m.Store(failStore{memstore.New()}).(conversation.Sweeper); ok {
-		t.Error("the wrapper of a store that cannot sweep claims to")
+	phone := "+14155551234"
+	mem.AddUsage(ctx, phone, time.Now(), conversation.Usage{Messages: 1})
+	mem.Remember(ctx, phone, conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: time.Now()})
+	mem.SaveTurn(ctx, phone, []conversation.Message{conversation.UserText("hi"), conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("hello"))})
+	for _, kind := range conversation.Kinds {
+		if recs, _ := inner.List(ctx, kind, ""); len(recs) != 1 {
+			t.Errorf("%s: %d records behind the wrapper, want 1", kind, len(recs))
+		}
 	}
 }
 
@@ -189,11 +201,6 @@ func TestInboxDepth(t *testing.T) {
 // failStore is a store whose List fails.
 type failStore struct{ *memstore.Store }
 
-func (failStore) List(context.Context) ([]conversation.Summary, error) {
+func (failStore) List(context.Context, conversation.Kind, string) ([]conversation.Record, error) {
 	return nil, errors.New("disk on fire")
 }
-
-// sweepStore is a store that sweeps.
-type sweepStore struct{ *memstore.Store }
-
-func (sweepStore) Sweep(context.Context, time.Time) (int, error) { return 0, nil }

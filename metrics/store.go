@@ -9,14 +9,11 @@ import (
 )
 
 // Store wraps s to time each operation and count its failures, by
-// operation; an ErrNotFound is an answer, not a failure. The wrapper is a
-// conversation.Sweeper when s is one.
+// operation and kind of record. An ErrNotFound or ErrConflict is an
+// answer, not a failure. The wrapper is a whole [conversation.Store]: every
+// record of every kind passes through it.
 func (m *Metrics) Store(s conversation.Store) conversation.Store {
-	st := &store{m: m, s: s}
-	if sw, ok := s.(conversation.Sweeper); ok {
-		return &sweepingStore{store: st, sw: sw}
-	}
-	return st
+	return &store{m: m, s: s}
 }
 
 type store struct {
@@ -24,65 +21,43 @@ type store struct {
 	s conversation.Store
 }
 
-var (
-	_ conversation.Store   = (*store)(nil)
-	_ conversation.Sweeper = (*sweepingStore)(nil)
-)
+var _ conversation.Store = (*store)(nil)
 
-// observe records an operation begun at start that returned err.
-func (s *store) observe(op string, start time.Time, err error) {
-	s.m.storeSeconds.WithLabelValues(op).Observe(time.Since(start).Seconds())
-	if err != nil && !errors.Is(err, conversation.ErrNotFound) {
-		s.m.storeErrors.WithLabelValues(op).Inc()
+// observe records an operation on kind begun at start that returned err.
+func (s *store) observe(op string, kind conversation.Kind, start time.Time, err error) {
+	s.m.storeSeconds.WithLabelValues(op, string(kind)).Observe(time.Since(start).Seconds())
+	if err != nil && !errors.Is(err, conversation.ErrNotFound) && !errors.Is(err, conversation.ErrConflict) {
+		s.m.storeErrors.WithLabelValues(op, string(kind)).Inc()
 	}
 }
 
-func (s *store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
+func (s *store) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
 	start := time.Now()
-	c, err := s.s.Load(ctx, phone)
-	s.observe("load", start, err)
-	return c, err
+	r, err := s.s.Get(ctx, kind, key)
+	s.observe("get", kind, start, err)
+	return r, err
 }
 
-func (s *store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
+func (s *store) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
 	start := time.Now()
-	err := s.s.Append(ctx, phone, turn, now, lim)
-	s.observe("append", start, err)
+	v, err := s.s.Put(ctx, kind, rec, keep)
+	s.observe("put", kind, start, err)
+	return v, err
+}
+
+func (s *store) Delete(ctx context.Context, kind conversation.Kind, key string, version int64) error {
+	start := time.Now()
+	err := s.s.Delete(ctx, kind, key, version)
+	s.observe("delete", kind, start, err)
 	return err
 }
 
-func (s *store) Delete(ctx context.Context, phone string) error {
+func (s *store) List(ctx context.Context, kind conversation.Kind, prefix string) ([]conversation.Record, error) {
 	start := time.Now()
-	err := s.s.Delete(ctx, phone)
-	s.observe("delete", start, err)
-	return err
-}
-
-func (s *store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
-	start := time.Now()
-	err := s.s.Expire(ctx, phone, cutoff)
-	s.observe("expire", start, err)
-	return err
-}
-
-func (s *store) List(ctx context.Context) ([]conversation.Summary, error) {
-	start := time.Now()
-	l, err := s.s.List(ctx)
-	s.observe("list", start, err)
+	l, err := s.s.List(ctx, kind, prefix)
+	s.observe("list", kind, start, err)
 	return l, err
 }
 
 // Close closes the store; it is not timed.
 func (s *store) Close() error { return s.s.Close() }
-
-type sweepingStore struct {
-	*store
-	sw conversation.Sweeper
-}
-
-func (s *sweepingStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
-	start := time.Now()
-	n, err := s.sw.Sweep(ctx, cutoff)
-	s.observe("sweep", start, err)
-	return n, err
-}

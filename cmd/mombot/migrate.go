@@ -53,9 +53,6 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer dst.Close()
-	if _, ok := dst.(conversation.Replacer); !ok {
-		e.log.Warn("history migrate: the target store cannot replace a conversation atomically; an interrupted copy may leave one partial until migrate runs again")
-	}
 	p := cli.NewProgress(e.stderr)
 	r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Timeout: cfg.timeout, Force: *force, Progress: p.Show})
 	p.Done()
@@ -69,7 +66,8 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", phone.Mask(number))
 		}
 	}
-	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty)\n",
-		cli.Plural(r.Copied, "conversation", "conversations"), storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty)
+	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty); %s of usage and recent messages copied, %d already there\n",
+		cli.Plural(r.Copied, "conversation", "conversations"), storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty,
+		cli.Plural(r.Records, "record", "records"), r.RecordsKept)
 	return nil
 }

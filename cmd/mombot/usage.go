@@ -78,11 +78,7 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer store.Close()
-	ledger, ok := mem.Store().(conversation.UsageLedger)
-	if !ok {
-		return fmt.Errorf("usage: the store %T keeps no usage ledger", mem.Store())
-	}
-	days, err := ledger.UsageSince(ctx, since)
+	days, err := mem.UsageSince(ctx, since)
 	if err != nil {
 		return fmt.Errorf("usage: %w", err)
 	}

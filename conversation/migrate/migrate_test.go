@@ -25,7 +25,8 @@ func sameCounts(a, b migrate.Result) bool {
 func checkTurns(t *testing.T, s conversation.Store, want map[string]string) {
 	t.Helper()
 	for phone, w := range want {
-		c, err := s.Load(context.Background(), phone)
+		mem, _ := conversation.New(s, nil)
+		c, err := mem.Load(context.Background(), phone)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,29 +40,33 @@ func checkTurns(t *testing.T, s conversation.Store, want map[string]string) {
 	}
 }
 
-// TestWithoutReplacer runs the copy into a store that cannot replace
-// atomically: the same policy holds through deletes and appends.
-func TestWithoutReplacer(t *testing.T) {
+// add saves a text turn for each of texts in s's conversation of phone, at
+// the time at, under lim.
+func add(t *testing.T, s conversation.Store, lim conversation.Limits, phone string, at time.Time, texts ...string) {
+	t.Helper()
+	mem, err := conversation.New(s, &conversation.Options{Timeout: lim.Timeout, MaxTurns: lim.MaxTurns, Now: func() time.Time { return at }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range texts {
+		if err := mem.SaveTurn(context.Background(), phone, storetest.TextTurn(text, "ok")); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestCopy: live conversations are copied, expired ones left behind, and a
+// target conversation active later is kept.
+func TestCopy(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
 	src, dst := memstore.New(), memstore.New()
-	var _ conversation.Store = dst
-	if _, ok := conversation.Store(dst).(conversation.Replacer); ok {
-		t.Fatal("memstore is a Replacer; this test needs a store that is not")
-	}
-	add := func(s conversation.Store, phone, text string, at time.Time) {
-		t.Helper()
-		if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.TextTurn(text, "ok")}, at, lim); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(src, "+1", "copy me", now.Add(-time.Minute))
-	add(src, "+1", "and me", now.Add(-time.Minute))
-	add(src, "+2", "old copy", now.Add(-time.Minute))
-	add(dst, "+1", "stale", now.Add(-2*time.Hour)) // expired: nothing to lose
-	add(dst, "+2", "live", now)
-	add(src, "+3", "expired", now.Add(-2*time.Hour))
+	add(t, src, lim, "+1", now.Add(-time.Minute), "copy me", "and me")
+	add(t, src, lim, "+2", now.Add(-time.Minute), "old copy")
+	add(t, dst, lim, "+1", now.Add(-2*time.Hour), "stale") // expired: nothing to lose
+	add(t, dst, lim, "+2", now, "live")
+	add(t, src, lim, "+3", now.Add(-2*time.Hour), "expired")
 
 	r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Timeout: lim.Timeout, Now: func() time.Time { return now }})
 	if err != nil {
@@ -81,23 +86,15 @@ func TestTurnsCompared(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 3}
-	add := func(s conversation.Store, phone string, at time.Time, texts ...string) {
-		t.Helper()
-		for _, text := range texts {
-			if err := s.Append(ctx, phone, conversation.Turn{Messages: storetest.TextTurn(text, "ok")}, at, lim); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	src, dst := memstore.New(), memstore.New()
-	add(src, "+1", now.Add(-time.Minute), "a", "b", "c")
-	add(dst, "+1", now.Add(-10*time.Minute), "a", "b") // prefix
-	add(src, "+2", now.Add(-time.Minute), "b", "c", "d")
-	add(dst, "+2", now.Add(-10*time.Minute), "a", "b", "c") // the cap dropped a
-	add(src, "+3", now.Add(-time.Minute), "a", "b")
-	add(dst, "+3", now.Add(-2*time.Hour), "x") // expired
-	add(src, "+4", now.Add(-time.Minute), "a", "b")
-	add(dst, "+4", now.Add(-10*time.Minute), "a", "x") // x only in the target
+	add(t, src, lim, "+1", now.Add(-time.Minute), "a", "b", "c")
+	add(t, dst, lim, "+1", now.Add(-10*time.Minute), "a", "b") // prefix
+	add(t, src, lim, "+2", now.Add(-time.Minute), "b", "c", "d")
+	add(t, dst, lim, "+2", now.Add(-10*time.Minute), "a", "b", "c") // the cap dropped a
+	add(t, src, lim, "+3", now.Add(-time.Minute), "a", "b")
+	add(t, dst, lim, "+3", now.Add(-2*time.Hour), "x") // expired
+	add(t, src, lim, "+4", now.Add(-time.Minute), "a", "b")
+	add(t, dst, lim, "+4", now.Add(-10*time.Minute), "a", "x") // x only in the target
 
 	r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Timeout: lim.Timeout, Now: func() time.Time { return now }})
 	if err != nil {
@@ -129,9 +126,7 @@ func TestForceAndProgress(t *testing.T) {
 		{dst, "+1", "target only", now.Add(-10 * time.Minute)},
 		{src, "+2", "new", now.Add(-time.Minute)},
 	} {
-		if err := a.s.Append(ctx, a.p, conversation.Turn{Messages: storetest.TextTurn(a.x, "ok")}, a.at, lim); err != nil {
-			t.Fatal(err)
-		}
+		add(t, a.s, lim, a.p, a.at, a.x)
 	}
 	var calls [][2]int
 	r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Timeout: time.Hour, Force: true, Now: func() time.Time { return now },
@@ -142,10 +137,43 @@ func TestForceAndProgress(t *testing.T) {
 	if want := (migrate.Result{Copied: 2}); !sameCounts(r, want) || strings.Join(r.Conflicted, " ") != "+1" {
 		t.Errorf("result %+v, want 2 copied and +1 named as a conflict", r)
 	}
-	if c, _ := dst.Load(ctx, "+1"); len(c.Turns) != 1 || c.Turns[0].Messages[0].Text() != "source" {
-		t.Errorf("+1 in the target: %+v, want the source's turn", c.Turns)
-	}
+	checkTurns(t, dst, map[string]string{"+1": "source"})
 	if len(calls) != 3 || calls[2] != [2]int{2, 2} {
 		t.Errorf("progress calls %v, want 0/2, 1/2, 2/2", calls)
+	}
+}
+
+// TestRecordsCopiedWhereMissing: the usage ledger and recent messages are
+// copied where the target has no record under the key, and a target's own
+// record is kept, so that copying twice never counts usage twice.
+func TestRecordsCopiedWhereMissing(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	src, dst := memstore.New(), memstore.New()
+	from, _ := conversation.New(src, &conversation.Options{Now: func() time.Time { return now }})
+	to, _ := conversation.New(dst, &conversation.Options{Now: func() time.Time { return now }})
+	day := now.Add(-48 * time.Hour)
+	from.AddUsage(ctx, "+14155551234", day, conversation.Usage{Messages: 3})
+	from.AddUsage(ctx, "+14155555678", day, conversation.Usage{Messages: 2})
+	to.AddUsage(ctx, "+14155555678", day, conversation.Usage{Messages: 7})
+	from.Remember(ctx, "+14155551234", conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: now})
+	for range 2 {
+		r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Records+r.RecordsKept != 3 {
+			t.Fatalf("records copied %d, kept %d; want 3 in all", r.Records, r.RecordsKept)
+		}
+	}
+	got, err := to.UsageSince(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Usage.Messages != 3 || got[1].Usage.Messages != 7 {
+		t.Fatalf("target usage %+v, want 3 copied and the target's own 7 kept", got)
+	}
+	if m, err := to.Recall(ctx, "+14155551234", "wamid.1"); err != nil || m.Text != "hi" {
+		t.Fatalf("recent message in the target: %+v, %v", m, err)
 	}
 }
