@@ -297,6 +297,11 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 	return nil
 }
 
+// keep is how long a store may keep a conversation without a write: a
+// minute past its expiry, so that a store that drops records on its own
+// (Redis) never drops one the policy still counts as live.
+func (m *Memory) keep() time.Duration { return m.lim.Timeout + time.Minute }
+
 // keptTurns returns the turns of a conversation that stay next to a turn
 // saved at now: none if it has expired, else the most recent lim.MaxTurns-1.
 func keptTurns(turns []Turn, lastActive, now time.Time, lim Limits) []Turn {
@@ -353,7 +358,7 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 		if err != nil {
 			return err
 		}
-		_, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.lim.Timeout)
+		_, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.keep())
 		if !errors.Is(err, ErrConflict) {
 			return err
 		}
@@ -362,6 +367,32 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 		}
 	}
 	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+}
+
+// Replace writes c as the whole of c.Phone's conversation, its last activity
+// and every turn, if the store still holds the version c.Version of it (0:
+// none), in one atomic step, as copying a conversation between stores needs.
+// It applies no turn cap; a turn the API would refuse is an error wrapping
+// [ErrInvalidTurn]. Otherwise it returns an error wrapping [ErrConflict] and
+// changes nothing.
+func (m *Memory) Replace(ctx context.Context, c Conversation) error {
+	if err := CheckPhone(c.Phone); err != nil {
+		return err
+	}
+	if c.Phone == SystemSender {
+		return nil
+	}
+	if _, dropped := Repair(c.Turns); dropped > 0 {
+		return fmt.Errorf("conversation: replace: %w: %d turns the API would refuse", ErrInvalidTurn, dropped)
+	}
+	data, err := encodeConversation(c, m.loc)
+	if err == nil {
+		_, err = m.store.Put(ctx, Conversations, Record{Key: c.Phone, Data: data, Version: c.Version}, m.keep())
+	}
+	if err != nil {
+		return fmt.Errorf("conversation: replace: %w", err)
+	}
+	return nil
 }
 
 // Clear deletes phone's conversation and the recent messages remembered for

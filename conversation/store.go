@@ -85,6 +85,15 @@ type Store interface {
 	// ordered by key.
 	List(ctx context.Context, kind Kind, prefix string) ([]Record, error)
 
+	// Scrub makes the data of deleted and overwritten records
+	// unrecoverable from the storage the store controls, as far as it
+	// can: SQLite overwrites freed pages and checkpoints its log; a file
+	// store leaves no old copy of a file behind. It is called after a
+	// person asks to forget something. What lives outside the store's
+	// control (a Redis server's append-only file, a database's backups)
+	// is the operator's; the backend's doc says what that is.
+	Scrub(ctx context.Context) error
+
 	// Close releases the store's resources. The store is unusable after.
 	Close() error
 }

@@ -59,5 +59,12 @@ func (s *store) List(ctx context.Context, kind conversation.Kind, prefix string)
 	return l, err
 }
 
+func (s *store) Scrub(ctx context.Context) error {
+	start := time.Now()
+	err := s.s.Scrub(ctx)
+	s.observe("scrub", "", start, err)
+	return err
+}
+
 // Close closes the store; it is not timed.
 func (s *store) Close() error { return s.s.Close() }

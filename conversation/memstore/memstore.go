@@ -87,6 +87,10 @@ func (s *Store) List(_ context.Context, kind conversation.Kind, prefix string) (
 	return out, nil
 }
 
+// Scrub implements [conversation.Store]: a deleted record's data is gone
+// from the store's maps once the garbage collector reclaims it.
+func (s *Store) Scrub(context.Context) error { return nil }
+
 // Close implements [conversation.Store]. The records stay: a store opened
 // again on the same value finds them, as a restart would.
 func (s *Store) Close() error { return nil }
