@@ -93,6 +93,7 @@ type Memory struct {
 	now   func() time.Time
 	loc   *time.Location
 	log   *slog.Logger
+	read  readCache
 }
 
 // New returns a Memory over store. It fails if opts holds a negative timeout
@@ -202,6 +203,9 @@ func (m *Memory) load(ctx context.Context, phone string) (Conversation, error) {
 	if err != nil {
 		return Conversation{}, err
 	}
+	if c, ok := m.read.get(phone, rec.Version); ok {
+		return c, nil
+	}
 	c, dropped, err := decodeConversation(phone, rec, m.loc)
 	if err != nil {
 		return Conversation{}, err
@@ -209,6 +213,7 @@ func (m *Memory) load(ctx context.Context, phone string) (Conversation, error) {
 	if dropped > 0 {
 		m.log.Warn("conversation: left out stored turns the API would refuse", "phone", phone, "dropped", dropped)
 	}
+	m.read.put(c)
 	return c, nil
 }
 
@@ -358,7 +363,10 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 		if err != nil {
 			return err
 		}
-		_, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.keep())
+		c.Version, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.keep())
+		if err == nil {
+			m.read.put(c)
+		}
 		if !errors.Is(err, ErrConflict) {
 			return err
 		}

@@ -80,14 +80,13 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // encode writes m's JSON object to b, with its extra keys in sorted order
 // after role and content if stored is set.
 func (m Message) encode(b *bytes.Buffer, stored bool) error {
-	if !json.Valid(m.Content) {
-		return fmt.Errorf("conversation: message content is not valid JSON")
-	}
 	b.Grow(len(m.Content) + len(m.Role) + 24)
 	b.WriteString(`{"role":`)
 	b.Write(quote(m.Role))
 	b.WriteString(`,"content":`)
-	b.Write(compact(m.Content))
+	if err := json.Compact(b, m.Content); err != nil {
+		return fmt.Errorf("conversation: message content is not valid JSON")
+	}
 	if stored {
 		if err := encodeExtra(b, m.Extra, "role", "content"); err != nil {
 			return fmt.Errorf("conversation: message %w", err)

@@ -141,3 +141,15 @@ type Limits struct {
 func Expired(lastActive, now time.Time, timeout time.Duration) bool {
 	return lastActive.IsZero() || now.Sub(lastActive) > timeout
 }
+
+// clone returns a deep copy of c.
+func (c Conversation) clone() Conversation {
+	out := c
+	out.Turns = make([]Turn, len(c.Turns))
+	for i, t := range c.Turns {
+		out.Turns[i] = t.Clone()
+	}
+	out.Extra = cloneExtra(c.Extra)
+	out.rawTime = bytes.Clone(c.rawTime)
+	return out
+}

@@ -1,0 +1,40 @@
+package conversation
+
+import "sync"
+
+// readCacheSize bounds the conversations a readCache holds; past it the
+// cache starts again empty.
+const readCacheSize = 1000
+
+// readCache keeps the last decoded form of each conversation by its
+// record's version, so that reading a conversation that has not changed
+// since this Memory read or wrote it costs the store's Get and a copy, not
+// a decode and a validation of every turn (several passes of encoding/json
+// over the whole history, which is most of a History call's time).
+// Versions are never given to two different values of a record, so a
+// version that matches is the same data.
+type readCache struct {
+	mu    sync.Mutex
+	convs map[string]Conversation
+}
+
+// get returns a copy of phone's conversation at version, if cached.
+func (r *readCache) get(phone string, version int64) (Conversation, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.convs[phone]
+	if !ok || c.Version != version || version == 0 {
+		return Conversation{}, false
+	}
+	return c.clone(), true
+}
+
+// put caches a copy of c at c.Version.
+func (r *readCache) put(c Conversation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.convs == nil || len(r.convs) >= readCacheSize {
+		r.convs = make(map[string]Conversation)
+	}
+	r.convs[c.Phone] = c.clone()
+}
