@@ -36,8 +36,8 @@ const (
 	// attempted twice.
 	DefaultDialTimeout = time.Second
 	// DefaultReadTimeout bounds the wait for a reply. Every command the
-	// store and its helpers send is short: a script or transaction over
-	// one phone's keys, or a SCAN step or pipeline of at most 1,000 keys.
+	// store and its helpers send is short: a script over one record, or a
+	// SCAN step of 1,000 keys, or a pipeline of 100 records.
 	DefaultReadTimeout = time.Second
 	// DefaultWriteTimeout bounds sending a command.
 	DefaultWriteTimeout = time.Second
@@ -52,16 +52,8 @@ type Options struct {
 	// Prefix is put in front of every key the store uses (and what
 	// delivery/redis keeps beside it), so that several deployments or
 	// tests can share one database; "" means DefaultPrefix.
-	//
-	// The Store talks to one Redis server, not to a Redis Cluster. Its
-	// scripts use all keys of a conversation, which on a cluster must
-	// hash to one slot: a prefix with a hash tag, such as "{mombot}:",
-	// would keep every key in one slot. Per-phone hash tags ("{+1415...}")
-	// would spread the keys but rename those of existing data, so they are
-	// not used.
 	Prefix string
-	// Logger receives the turns dropped as invalid on load, lost locks and
-	// the warnings of Open; nil means slog.Default().
+	// Logger receives the warnings of Open; nil means slog.Default().
 	Logger *slog.Logger
 	// AllowUnreachable makes Open succeed when Redis cannot be reached
 	// (the connection is refused, reset or times out, or the name does not
@@ -96,10 +88,11 @@ type Store struct {
 //
 // Calls fail rather than wait when Redis is unreachable: see
 // DefaultDialTimeout. A failed call is not retried, because a command whose
-// reply was lost may have run, and none of the store's writes (a turn's
-// append, a dedup's SET NX, a queue's LPOP) may run twice. So the URL's
-// max_retries may only be 0 or -1, both meaning none (to go-redis itself,
-// 0 means its default of 3); Open refuses other values.
+// reply was lost may have run: a conditional Put sent again would find its
+// own write and report a conflict, and what delivery/redis sends on the
+// same client (a dedup's SET NX, a queue's LPOP) may not run twice. So the
+// URL's max_retries may only be 0 or -1, both meaning none (to go-redis
+// itself, 0 means its default of 3); Open refuses other values.
 func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -191,14 +184,14 @@ func setTimeouts(o *goredis.Options, url string) error {
 	case 0, -1:
 		o.MaxRetries = -1 // none; go-redis reads 0 as its default, 3
 	default:
-		return fmt.Errorf("max_retries=%d: the store never retries a call, since a write whose reply was lost may have run (a turn would be stored twice); use 0 or leave it out", o.MaxRetries)
+		return fmt.Errorf("max_retries=%d: the store never retries a call, since a write whose reply was lost may have run; use 0 or leave it out", o.MaxRetries)
 	}
 	o.DialerRetries = dialAttempts
 	return nil
 }
 
 // checkPersistence warns when Redis keeps no append-only file, so that a
-// restart of Redis may lose the last minutes of turns. Servers that refuse
+// restart of Redis may lose the last minutes of writes. Servers that refuse
 // INFO (some managed ones) are left alone.
 func (s *Store) checkPersistence(ctx context.Context) {
 	info, err := s.rdb.Info(ctx, "persistence").Result()
@@ -206,7 +199,7 @@ func (s *Store) checkPersistence(ctx context.Context) {
 		return
 	}
 	if strings.Contains(info, "aof_enabled:0") {
-		s.log.WarnContext(ctx, "redis: the append-only file is off; turns saved since the last snapshot are lost if Redis stops (set appendonly yes)")
+		s.log.WarnContext(ctx, "redis: the append-only file is off; records written since the last snapshot are lost if Redis stops (set appendonly yes)")
 	}
 }
 
@@ -239,25 +232,3 @@ func (s *Store) Client() *goredis.Client { return s.rdb }
 // Prefix returns the store's key prefix; what shares the Redis puts its
 // keys under it too.
 func (s *Store) Prefix() string { return s.prefix }
-
-// The kinds of key of a conversation: its hash, the previous version's
-// list (list.go), and the oldest layout's three keys (legacy.go).
-const (
-	chatKind  = "chat:"
-	listKind  = "conv:"
-	lastKind  = "last:"
-	turnsKind = "turns:"
-	idsKind   = "ids:"
-)
-
-func (s *Store) chatKey(phone string) string  { return s.prefix + chatKind + phone }
-func (s *Store) listKey(phone string) string  { return s.prefix + listKind + phone }
-func (s *Store) lastKey(phone string) string  { return s.prefix + lastKind + phone }
-func (s *Store) turnsKey(phone string) string { return s.prefix + turnsKind + phone }
-
-// keys returns the keys of phone's conversation, as the scripts take them:
-// its hash, the previous version's list, then the oldest layout's last
-// activity, turns and ids.
-func (s *Store) keys(phone string) []string {
-	return []string{s.chatKey(phone), s.listKey(phone), s.lastKey(phone), s.turnsKey(phone), s.prefix + idsKind + phone}
-}
