@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mombot/mombot/conversation"
 )
 
 // driverError makes a real error of the driver with the given pragma on
@@ -30,7 +32,7 @@ func driverError(t *testing.T, pragma string) error {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for i := 0; i < 100; i++ {
+	for range 100 {
 		if _, err := db.ExecContext(ctx, "INSERT INTO t VALUES (zeroblob(10000))"); err != nil {
 			return err
 		}
@@ -45,11 +47,11 @@ type codeError int
 func (c codeError) Error() string { return "disk I/O error" }
 func (c codeError) Code() int     { return int(c) }
 
-func TestPlainErrors(t *testing.T) {
+func TestTranslate(t *testing.T) {
 	defer func(f func(string) (uint64, error)) { freeBytes = f }(freeBytes)
-	free := uint64(1 << 30)
+	var free uint64
 	freeBytes = func(string) (uint64, error) { return free, nil }
-	path := "/srv/data/mombot.db"
+	s := &Store{path: "/srv/data/mombot.db"}
 
 	tests := []struct {
 		name  string
@@ -59,27 +61,32 @@ func TestPlainErrors(t *testing.T) {
 		words string
 	}{
 		{"SQLITE_FULL is a full disk", driverError(t, "max_page_count(3)"), 1 << 30, ErrDiskFull, "no space left"},
-		{"SQLITE_READONLY is a read-only database", driverError(t, "query_only(1)"), 1 << 30, ErrReadOnly, "cannot be written"},
+		{"SQLITE_READONLY is a database that cannot be written", driverError(t, "query_only(1)"), 1 << 30, conversation.ErrReadOnly, "cannot be written"},
 		{"SQLITE_IOERR_SHMSIZE (4874) on a full file system is a full disk", codeError(4874), 0, ErrDiskFull, "no space left"},
 		{"SQLITE_IOERR_WRITE (778) on a full file system is a full disk", codeError(778), 4096, ErrDiskFull, "no space left"},
 		{"an I/O error with space left is left as it is", codeError(4874), 1 << 30, nil, ""},
+		{"SQLITE_NOTADB is a damaged file", codeError(26), 1 << 30, ErrCorrupt, "left as it is"},
+		{"SQLITE_CORRUPT_INDEX (779) is a damaged file", codeError(779), 1 << 30, ErrCorrupt, "left as it is"},
 		{"other errors are left as they are", errors.New("boom"), 0, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			free = tt.free
-			got := plain(path, tt.err)
+			got := s.translate(tt.err)
 			if tt.want == nil {
 				if got != tt.err {
-					t.Errorf("plain = %v, want the error unchanged", got)
+					t.Errorf("translate = %v, want the error unchanged", got)
 				}
 				return
 			}
 			if !errors.Is(got, tt.want) || !errors.Is(got, tt.err) {
-				t.Errorf("plain = %v; want it to wrap %v and the driver's error", got, tt.want)
+				t.Errorf("translate = %v; want it to wrap %v and the driver's error", got, tt.want)
 			}
-			if !strings.Contains(got.Error(), tt.words) || !strings.Contains(got.Error(), path) {
-				t.Errorf("plain = %q; want it to say %q about %s", got, tt.words, path)
+			if !strings.Contains(got.Error(), tt.words) || !strings.Contains(got.Error(), s.path) {
+				t.Errorf("translate = %q; want it to say %q about %s", got, tt.words, s.path)
+			}
+			if again := s.translate(got); again != got {
+				t.Errorf("translating twice = %v, want it as it was", again)
 			}
 		})
 	}

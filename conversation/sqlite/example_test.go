@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/sqlite"
@@ -21,9 +21,9 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 
-	// A server opens the store once and closes it on shutdown; now and
-	// then it calls mem.Sweep to delete expired conversations.
-	store, err := sqlite.Open(filepath.Join(dir, "mombot.db"), nil)
+	// A server opens the store once, which sets up the database, and
+	// closes it on shutdown.
+	store, err := sqlite.Open(filepath.Join(dir, "mombot.db"), &sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,41 +53,9 @@ func Example() {
 	// assistant: Tacos.
 }
 
-func ExampleStore_Sweep() {
-	dir, err := os.MkdirTemp("", "mombot-example-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	store, err := sqlite.Open(filepath.Join(dir, "mombot.db"), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer store.Close()
-
-	ctx := context.Background()
-	now := time.Now()
-	lim := conversation.Limits{Timeout: 30 * time.Minute, MaxTurns: 10}
-	turn := conversation.Turn{Messages: []conversation.Message{conversation.UserText("hello")}}
-	if err := store.Append(ctx, "+1", turn, now.Add(-2*time.Hour), lim); err != nil {
-		log.Fatal(err)
-	}
-	if err := store.Append(ctx, "+2", turn, now, lim); err != nil {
-		log.Fatal(err)
-	}
-
-	// Delete what has been inactive for more than the timeout.
-	n, err := store.Sweep(ctx, now.Add(-lim.Timeout-time.Nanosecond))
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("swept", n)
-	// Output: swept 1
-}
-
 // A command that only looks opens the database read-only: it reads what a
-// server has committed, also while the server runs, and creates, upgrades
-// and changes nothing.
+// server has committed, also while the server runs, and creates, sets up
+// and writes nothing.
 func ExampleOptions_readOnly() {
 	dir, err := os.MkdirTemp("", "mombot-example-")
 	if err != nil {
@@ -96,14 +64,14 @@ func ExampleOptions_readOnly() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "mombot.db")
 
-	server, err := sqlite.Open(path, nil)
+	server, err := sqlite.Open(path, &sqlite.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer server.Close()
 	ctx := context.Background()
-	turn := conversation.Turn{Messages: []conversation.Message{conversation.UserText("hello")}}
-	if err := server.Append(ctx, "+14155551234", turn, time.Now(), conversation.Limits{MaxTurns: 10}); err != nil {
+	serverMem, _ := conversation.New(server, nil)
+	if err := serverMem.SaveTurn(ctx, "+14155551234", []conversation.Message{conversation.UserText("hello")}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -112,19 +80,20 @@ func ExampleOptions_readOnly() {
 	}
 	look, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
 	if err != nil {
-		log.Fatal(err) // a damaged file wraps ErrCorrupt; an old schema ErrSchemaTooOld
+		log.Fatal(err) // a damaged file wraps ErrCorrupt; a newer schema ErrSchemaTooNew
 	}
 	defer look.Close()
-	sums, err := look.List(ctx)
+	mem, _ := conversation.New(look, nil)
+	sums, err := mem.List(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(len(sums), "conversation,", sums[0].Turns, "turn")
-	if err := look.Delete(ctx, "+14155551234"); errors.Is(err, sqlite.ErrReadOnlyStore) {
-		fmt.Println("delete refused")
+	if err := mem.Clear(ctx, "+14155551234"); errors.Is(err, conversation.ErrReadOnly) {
+		fmt.Println("clear refused")
 	}
 	// Output:
 	// typo.db: not there, and not created
 	// 1 conversation, 1 turn
-	// delete refused
+	// clear refused
 }

@@ -33,10 +33,12 @@ func childPhone(id int) string { return fmt.Sprintf("+1000000000%d", id) }
 
 // TestMultiProcess runs two processes on one database file, each saving turns
 // for a phone of its own and for a phone both share, at the same time. No
-// turn may be lost and each process's turns keep their order. In a burst
-// the processes save back to back, and one mostly waits for the other, as
-// SQLite's busy handler polls for the lock; paced, as in real use, where a
-// model call separates the saves of a conversation, their turns interleave.
+// turn may be lost and each process's turns keep their order. Both start on
+// a new file and set up its schema at once: one does, the other finds it
+// done. In a burst the processes save back to back, and one mostly waits
+// for the other, on SQLite's lock or a conflicting version; paced, as in
+// real use, where a model call separates the saves of a conversation, their
+// turns interleave.
 func TestMultiProcess(t *testing.T) {
 	if v := os.Getenv(childEnv); v != "" {
 		runChild(t, v)
@@ -55,13 +57,6 @@ func TestMultiProcess(t *testing.T) {
 
 func testMultiProcess(t *testing.T, pause time.Duration) {
 	path := filepath.Join(t.TempDir(), "mombot.db")
-	// Create the schema before the children race to open the file.
-	s, err := sqlite.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-
 	type child struct {
 		cmd   *exec.Cmd
 		out   bytes.Buffer
@@ -98,7 +93,16 @@ func testMultiProcess(t *testing.T, pause time.Duration) {
 	}
 
 	ctx := context.Background()
-	shared, err := s.Load(ctx, sharedPhone)
+	s, err := sqlite.Open(path, &sqlite.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, err := conversation.New(s, &conversation.Options{MaxTurns: 10 * children * childSaves})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := mem.Load(ctx, sharedPhone)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +128,7 @@ func testMultiProcess(t *testing.T, pause time.Duration) {
 	// Evidence that the processes ran at the same time, not one after the other.
 	t.Logf("the shared phone's turns switch between processes %d times", switches)
 	for id := range children {
-		c, err := s.Load(ctx, childPhone(id))
+		c, err := mem.Load(ctx, childPhone(id))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,6 +159,9 @@ func runChild(t *testing.T, arg string) {
 		t.Fatalf("bad %s=%q", childEnv, arg)
 	}
 	path := f[2]
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		t.Fatalf("waiting for the start: %v", err)
+	}
 	s, err := sqlite.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -163,9 +170,6 @@ func runChild(t *testing.T, arg string) {
 	mem, err := conversation.New(s, &conversation.Options{MaxTurns: 10 * children * childSaves})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
-		t.Fatalf("waiting for the start: %v", err)
 	}
 	var wg sync.WaitGroup
 	for _, phone := range []string{sharedPhone, childPhone(id)} {

@@ -3,470 +3,275 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/phone"
 )
 
-// Load implements [conversation.Store]. A row whose checksum matches was
-// validated when it was saved and is split into messages without decoding
-// again (see [conversation.ParseStoredTurn]). The others (rows written
-// before this version, or edited since) are decoded and, if any, every turn
-// is passed through [conversation.Repair]: those that do not decode or fail
-// [conversation.ValidateTurn] are left out and their number is logged as a
-// warning.
-func (s *Store) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
-	var c conversation.Conversation
-	var found bool
-	var undecodable int
-	var foreign bool
-	err := s.reading(ctx, func(db *sql.DB) error {
-		var rows *sql.Rows
-		var err error
-		if s.load != nil {
-			rows, err = s.load.QueryContext(ctx, phone)
-		} else {
-			rows, err = db.QueryContext(ctx, queryLoad, phone)
+var _ conversation.Store = (*Store)(nil)
+
+// busyTimeout is how long a statement waits for a lock that another process
+// holds before it fails.
+const busyTimeout = 5 * time.Second
+
+// maxConns bounds the connections of one Store; reads run in parallel on
+// them, as WAL readers block neither each other nor the writer.
+const maxConns = 4
+
+// Options configure [Open]. The zero value means the defaults.
+type Options struct {
+	// Logger receives a line when Open sets up or upgrades the schema;
+	// nil means slog.Default().
+	Logger *slog.Logger
+	// ReadOnly opens an existing database only to read it, for commands
+	// that look at the records while a server may be writing (see the
+	// package doc): no file is created, no schema set up or changed, and
+	// Put and Delete fail with an error wrapping conversation.ErrReadOnly.
+	ReadOnly bool
+}
+
+// Store is a [conversation.Store] on an SQLite database file. It is safe for
+// concurrent use by many goroutines, and by several processes that open the
+// same file. Use [Open] to make one.
+type Store struct {
+	db       *sql.DB
+	path     string
+	readOnly bool
+	empty    bool // read-only, on a database that no writer has set up yet
+	// write is held around every write: SQLite lets one connection write
+	// at a time anyway, and this process's writers wait here, in turn and
+	// for as long as their context allows, instead of polling SQLite's
+	// lock; the busy timeout is left to other processes.
+	write chan struct{}
+}
+
+// Open opens the database at path. A writer (the default) creates the file
+// with mode 0600 if it is missing and sets up or upgrades its schema; it
+// refuses a file that is not a database, or is one of a schema it does not
+// know, without changing it. With [Options].ReadOnly it opens an existing
+// database as it is. The caller must [Store.Close] the store.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path")
+	}
+	s := &Store{path: path, readOnly: o.ReadOnly, write: make(chan struct{}, 1)}
+	if err := s.open(o.Logger); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s *Store) open(log *slog.Logger) error {
+	// Every connection waits for other processes' locks, and commits with
+	// synchronous=FULL: in WAL mode that syncs the -wal at every commit,
+	// so a write that returned survives a power cut, and a checkpoint
+	// (which a reader's connection may run as it closes) syncs the
+	// database before the -wal is reset.
+	q := url.Values{"_pragma": {fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()), "synchronous(FULL)"}}
+	if s.readOnly {
+		// Read-write without create, so that SQLite can recover the -wal
+		// and -shm of a writer that died, as any connection does; query_only
+		// makes SQLite itself refuse a statement that would write.
+		if _, err := os.Stat(s.path); err != nil {
+			return bare(err)
 		}
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// SQLite creates a database with mode 0644 less the umask, and
+		// gives the -wal and -shm the database's mode: creating the file
+		// first makes all three private.
+		f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o600)
 		if err != nil {
+			return bare(err)
+		}
+		if err := f.Close(); err != nil {
 			return err
 		}
-		c, found, undecodable, foreign, err = scanConversation(rows, phone)
+		q.Add("_pragma", "secure_delete(1)") // deleted records are overwritten with zeros
+		q.Set("_txlock", "immediate")        // transactions take the write lock first
+	}
+	q.Set("mode", "rw") // the file is there; never create it
+	abs, err := filepath.Abs(s.path)
+	if err != nil {
 		return err
-	})
+	}
+	// A URI, so that any character of the path is taken literally.
+	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
+	if s.db, err = sql.Open("sqlite", dsn); err != nil {
+		return err
+	}
+	s.db.SetMaxOpenConns(maxConns)
+	s.db.SetMaxIdleConns(maxConns)
+
+	ctx, cancel := context.WithTimeout(context.Background(), busyTimeout+10*time.Second)
+	defer cancel()
+	if s.readOnly {
+		err = s.check(ctx)
+	} else {
+		err = s.migrate(ctx, log)
+	}
 	if err != nil {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", plain(s.path, err))
+		s.db.Close()
+		return s.translate(err)
 	}
-	if !found {
-		return conversation.Conversation{}, fmt.Errorf("sqlite: load: %w", conversation.ErrNotFound)
-	}
-	if !foreign {
-		return c, nil
-	}
-	// Rows written by another program or an older version: a history with
-	// a broken turn would make every later request fail.
-	var invalid int
-	c.Turns, invalid = conversation.Repair(c.Turns)
-	if dropped := undecodable + invalid; dropped > 0 {
-		s.log.WarnContext(ctx, "sqlite: dropped invalid stored turns",
-			"phone", maskPhone(phone), "dropped", dropped, "kept", len(c.Turns))
-	}
-	return c, nil
+	return nil
 }
 
-// scanConversation reads queryLoad's rows, and closes them: found says
-// whether the conversation is stored, undecodable counts the turns that do
-// not decode, and foreign whether a row lacked its checksum (so the turns
-// need conversation.Repair).
-func scanConversation(rows *sql.Rows, phone string) (c conversation.Conversation, found bool, undecodable int, foreign bool, err error) {
-	defer rows.Close()
-	c = conversation.Conversation{Phone: phone, Turns: make([]conversation.Turn, 0, conversation.DefaultMaxTurns)}
-	for rows.Next() {
-		var last int64
-		var data []byte
-		var sum sql.NullInt64
-		if err := rows.Scan(&last, &data, &sum); err != nil {
-			return c, false, 0, false, err
-		}
-		found = true
-		c.LastActive = time.Unix(0, last)
-		if data == nil { // a conversation row without turns
-			continue
-		}
-		if sum.Valid && uint32(sum.Int64) == conversation.Checksum(data) {
-			if t, err := conversation.ParseStoredTurn(data); err == nil {
-				c.Turns = append(c.Turns, t)
-				continue
-			}
-		}
-		foreign = true
-		var t conversation.Turn
-		if err := json.Unmarshal(data, &t); err != nil {
-			undecodable++
-			continue
-		}
-		c.Turns = append(c.Turns, t)
+// bare returns the error of an os call without the path, which Open's error
+// names already: "sqlite: open PATH: no such file or directory".
+func bare(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
 	}
-	return c, found, undecodable, foreign, rows.Err()
+	return err
 }
 
-// row is a turn as the turns table holds it.
-type row struct {
-	json []byte
-	sum  any // int64, or nil for a turn that was not validated
-	ids  string
-	own  []string // the turn's tool_use ids
+// Close closes the database. Calls after the first return nil.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+	}
+	return nil
 }
 
-// newRow encodes turn; trusted says whether it was validated, so that its
-// checksum may be stored.
-func newRow(turn conversation.Turn, trusted bool) (row, error) {
-	data, err := turn.MarshalJSON()
+// Get implements [conversation.Store].
+func (s *Store) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
+	r := conversation.Record{Key: key}
+	err := conversation.ErrNotFound
+	if !s.empty {
+		err = s.db.QueryRowContext(ctx, `SELECT data, version FROM records WHERE kind = ? AND key = ?`, string(kind), key).Scan(&r.Data, &r.Version)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		err = conversation.ErrNotFound
+	}
 	if err != nil {
-		return row{}, err
-	}
-	r := row{json: data, own: turn.ToolUseIDs()}
-	if trusted {
-		r.sum = int64(conversation.Checksum(data))
-	}
-	ids, err := json.Marshal(r.own)
-	if err != nil {
-		return row{}, err
-	}
-	r.ids = string(ids)
-	if r.own == nil {
-		r.ids = "[]"
+		return conversation.Record{}, fmt.Errorf("sqlite: get %s %q: %w", kind, key, s.translate(err))
 	}
 	return r, nil
 }
 
-// Append implements [conversation.Store] in one BEGIN IMMEDIATE
-// transaction. It reads the conversation's row, whose turn index (see
-// turnIndex) holds the seq and tool_use ids of every stored turn, checks
-// the turn's ids against those of the turns that stay, writes the turn
-// (over the row of the oldest turn when the cap drops it, as a new row
-// otherwise) and the conversation's last activity and index. An expired
-// conversation's turns are deleted first. When the index is missing or
-// does not match the rows, the turns are read instead (see appendSlow).
-func (s *Store) Append(ctx context.Context, phone string, turn conversation.Turn, now time.Time, lim conversation.Limits) error {
-	if err := s.writable(); err != nil {
-		return fmt.Errorf("sqlite: append: %w", err)
-	}
-	r, err := newRow(turn, true)
-	if err != nil {
-		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
-	}
-	if err := s.lockWrite(ctx); err != nil {
-		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
-	}
-	defer s.unlockWrite()
-	if err := s.append(ctx, phone, r, now, lim); err != nil {
-		return fmt.Errorf("sqlite: append: %w", plain(s.path, err))
-	}
-	return nil
-}
-
-func (s *Store) append(ctx context.Context, phone string, r row, now time.Time, lim conversation.Limits) error {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, see dsn
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-
-	var last sql.NullInt64
-	var stored sql.NullString
-	var rows rowSeqs
-	err = s.stmt(ctx, tx, querySaveState).QueryRowContext(ctx, phone).Scan(&last, &stored, &rows.n, &rows.lo, &rows.hi)
-	if err == nil && !last.Valid {
-		err = sql.ErrNoRows // no conversation: the aggregate's row is empty
-	}
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		// The conversation's row goes first, for the turn's foreign key.
-		idx := turnIndex{entry(1, r.own)}
-		if _, err := s.stmt(ctx, tx, queryInsertConv).ExecContext(ctx, phone, now.UnixNano(), idx.text(now.UnixNano())); err != nil {
-			return err
-		}
-		seq, err := s.insertTurn(ctx, tx, phone, r)
-		if err != nil {
-			return err
-		}
-		if seq != 1 {
-			// Turns without a conversation, left by a hand edit with
-			// foreign keys off: the next save reads them.
-			if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), nil); err != nil {
-				return err
-			}
-		}
-		return tx.Commit()
-	case err != nil:
-		return err
-	}
-
-	var idx turnIndex
-	switch {
-	case conversation.Expired(time.Unix(0, last.Int64), now, lim.Timeout):
-		// conversation.AppendTurn's rule: a save into an expired
-		// conversation starts a new one.
-		if _, err := s.stmt(ctx, tx, queryDeleteTurns).ExecContext(ctx, phone); err != nil {
-			return err
-		}
-		seq, err := s.insertTurn(ctx, tx, phone, r)
-		if err != nil {
-			return err
-		}
-		idx = turnIndex{entry(seq, r.own)}
-	default:
-		idx, err = s.appendCurrent(ctx, tx, phone, r, stored, last.Int64, rows, lim)
-		if errors.Is(err, errStaleIndex) {
-			idx, err = s.appendSlow(ctx, tx, phone, r, lim)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	var text any // NULL: the rows' seqs do not follow each other
-	if idx.consecutive() {
-		text = idx.text(now.UnixNano())
-	}
-	if _, err := s.stmt(ctx, tx, queryTouchConv).ExecContext(ctx, phone, now.UnixNano(), text); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// rowSeqs is what querySaveState reads of a conversation's turn rows: how
-// many, and their lowest and highest seqs (NULL without rows).
-type rowSeqs struct {
-	n      int64
-	lo, hi sql.NullInt64
-}
-
-// errStaleIndex is appendCurrent's answer when the conversation's turn
-// index is missing or does not describe its rows.
-var errStaleIndex = errors.New("turn index out of date")
-
-// appendCurrent adds r to a conversation that goes on, last active at
-// last, whose turn index is stored (the turn_ids column) and whose turn
-// rows are rows, and returns the new index. It changes nothing and returns
-// errStaleIndex unless the index parses, was written with last, and lists
-// exactly those rows.
-func (s *Store) appendCurrent(ctx context.Context, tx *sql.Tx, phone string, r row, stored sql.NullString, last int64, rows rowSeqs, lim conversation.Limits) (turnIndex, error) {
-	if !stored.Valid {
-		return nil, errStaleIndex
-	}
-	idx, stamp, err := parseTurnIndex(stored.String)
-	if err != nil || stamp != last || !idx.matches(rows.n, rows.lo.Int64, rows.hi.Int64) {
-		return nil, errStaleIndex
-	}
-	// What stays next to the new turn: conversation.KeptTurns (the
-	// conversation goes on, so the newest lim.MaxTurns-1, or all).
-	keep := len(idx)
-	if lim.MaxTurns > 0 {
-		keep = min(keep, lim.MaxTurns-1)
-	}
-	kept, dropped := idx[len(idx)-keep:], idx[:len(idx)-keep]
-	if len(r.own) > 0 {
-		var inUse []string
-		for _, e := range kept {
-			if inUse, err = e.toolIDs(inUse); err != nil {
-				return nil, err
-			}
-		}
-		if err := conversation.CheckToolIDs(r.own, inUse); err != nil {
-			return nil, err
-		}
-	}
-	seq := int64(1)
-	if len(idx) > 0 {
-		seq = idx[len(idx)-1].seq + 1
-	}
-	if len(dropped) == 0 {
-		_, err = s.stmt(ctx, tx, queryInsertTurnAt).ExecContext(ctx, phone, seq, r.json, r.sum, r.ids)
+// Put implements [conversation.Store]. keep is ignored: [conversation.Memory]
+// deletes what has expired itself ([conversation.Memory.Sweep]).
+func (s *Store) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, _ time.Duration) (int64, error) {
+	version := newVersion(rec.Version)
+	var n int64
+	var err error
+	if rec.Version == 0 {
+		n, err = s.exec(ctx, `INSERT INTO records (kind, key, data, version) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			string(kind), rec.Key, string(rec.Data), version)
 	} else {
-		// The newest turn that the cap drops becomes the new turn, in
-		// place (see queryRecycleTurn); any older go (a cap lowered
-		// since they were saved).
-		recycle := dropped[len(dropped)-1].seq
-		var res sql.Result
-		if res, err = s.stmt(ctx, tx, queryMoveTurn).ExecContext(ctx, phone, seq, r.json, r.sum, r.ids, recycle); err == nil {
-			if n, _ := res.RowsAffected(); n != 1 {
-				err = fmt.Errorf("recycled %d rows of seq %d, want 1", n, recycle)
-			}
-		}
-		if err == nil && len(dropped) > 1 {
-			_, err = s.stmt(ctx, tx, queryDeleteTurnsBefore).ExecContext(ctx, phone, recycle)
-		}
+		n, err = s.exec(ctx, `UPDATE records SET data = ?, version = ? WHERE kind = ? AND key = ? AND version = ?`,
+			string(rec.Data), version, string(kind), rec.Key, rec.Version)
+	}
+	if err == nil && n == 0 {
+		err = conversation.ErrConflict
 	}
 	if err != nil {
-		return nil, err
+		return 0, fmt.Errorf("sqlite: put %s %q: %w", kind, rec.Key, err)
 	}
-	return append(kept[:len(kept):len(kept)], entry(seq, r.own)), nil
-}
-
-// appendSlow adds r to a conversation that goes on, reading its turns:
-// their tool_ids (or json, in rows from before that column) for the check
-// of r's ids, and the turn index written anew from them once r is in.
-func (s *Store) appendSlow(ctx context.Context, tx *sql.Tx, phone string, r row, lim conversation.Limits) (turnIndex, error) {
-	if err := checkToolIDs(ctx, tx, s.prepared[queryToolIDs], phone, r.own, lim); err != nil {
-		return nil, err
-	}
-	// A full conversation's oldest row that the cap drops becomes the
-	// new turn; otherwise the turn is a new row.
-	recycled := int64(0)
-	if lim.MaxTurns > 0 {
-		res, err := s.stmt(ctx, tx, queryRecycleTurn).ExecContext(ctx, phone, r.json, r.sum, r.ids, lim.MaxTurns-1)
-		if err != nil {
-			return nil, err
-		}
-		if recycled, err = res.RowsAffected(); err != nil {
-			return nil, err
-		}
-	}
-	if recycled == 0 {
-		if _, err := s.insertTurn(ctx, tx, phone, r); err != nil {
-			return nil, err
-		}
-	}
-	if lim.MaxTurns > 0 {
-		if _, err := s.stmt(ctx, tx, queryCapTurns).ExecContext(ctx, phone, lim.MaxTurns-1); err != nil {
-			return nil, err
-		}
-	}
-	return readTurnIndex(ctx, tx.StmtContext(ctx, s.prepared[queryTurnIndex]), phone)
-}
-
-// insertTurn adds r after the phone's last turn and returns its seq.
-func (s *Store) insertTurn(ctx context.Context, tx *sql.Tx, phone string, r row) (int64, error) {
-	var seq int64
-	err := s.stmt(ctx, tx, queryInsertTurn).QueryRowContext(ctx, phone, r.json, r.sum, r.ids).Scan(&seq)
-	return seq, err
-}
-
-// readTurnIndex builds phone's turn index from its turn rows (queryTurnIndex).
-// A row from before the tool_ids column has its json decoded; one that does
-// not decode holds no ids (a load drops it).
-func readTurnIndex(ctx context.Context, turnIndexStmt *sql.Stmt, phone string) (turnIndex, error) {
-	rows, err := turnIndexStmt.QueryContext(ctx, phone)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var idx turnIndex
-	for rows.Next() {
-		var seq int64
-		var stored sql.NullString
-		var data []byte
-		if err := rows.Scan(&seq, &stored, &data); err != nil {
-			return nil, err
-		}
-		var ids []string
-		if stored.Valid {
-			if err := json.Unmarshal([]byte(stored.String), &ids); err != nil {
-				return nil, fmt.Errorf("tool_ids: %w", err)
-			}
-		} else {
-			var t conversation.Turn
-			if json.Unmarshal(data, &t) == nil {
-				ids = t.ToolUseIDs()
-			}
-		}
-		idx = append(idx, entry(seq, ids))
-	}
-	return idx, rows.Err()
-}
-
-// checkToolIDs refuses ids that a turn staying next to the new one holds
-// (see conversation.KeptTurns), reading their tool_ids column; rows from
-// before it have their json decoded instead.
-func checkToolIDs(ctx context.Context, tx *sql.Tx, toolIDs *sql.Stmt, phone string, ids []string, lim conversation.Limits) error {
-	if len(ids) == 0 || lim.MaxTurns == 1 {
-		return nil
-	}
-	keep := -1
-	if lim.MaxTurns > 0 {
-		keep = lim.MaxTurns - 1
-	}
-	rows, err := tx.StmtContext(ctx, toolIDs).QueryContext(ctx, phone, keep)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var inUse []string
-	for rows.Next() {
-		var stored sql.NullString
-		var data []byte
-		if err := rows.Scan(&stored, &data); err != nil {
-			return err
-		}
-		if stored.Valid {
-			var own []string
-			if err := json.Unmarshal([]byte(stored.String), &own); err != nil {
-				return fmt.Errorf("tool_ids: %w", err)
-			}
-			inUse = append(inUse, own...)
-			continue
-		}
-		var t conversation.Turn
-		if json.Unmarshal(data, &t) == nil { // one that does not decode is dropped on load
-			inUse = append(inUse, t.ToolUseIDs()...)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	return conversation.CheckToolIDs(ids, inUse)
+	return version, nil
 }
 
 // Delete implements [conversation.Store].
-func (s *Store) Delete(ctx context.Context, phone string) error {
-	n, err := s.exec(ctx, queryDelete, phone)
-	if err != nil {
-		return fmt.Errorf("sqlite: delete: %w", plain(s.path, err))
-	}
-	if n == 0 {
-		return fmt.Errorf("sqlite: delete: %w", conversation.ErrNotFound)
-	}
-	return nil
-}
-
-// Expire implements [conversation.Store].
-func (s *Store) Expire(ctx context.Context, phone string, cutoff time.Time) error {
-	if _, err := s.exec(ctx, queryExpire, phone, cutoff.UnixNano()); err != nil {
-		return fmt.Errorf("sqlite: expire: %w", plain(s.path, err))
-	}
-	return nil
-}
-
-// List implements [conversation.Store]. Turns counts the stored rows,
-// including any that Load would drop as invalid.
-func (s *Store) List(ctx context.Context) ([]conversation.Summary, error) {
-	var out []conversation.Summary
-	err := s.reading(ctx, func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, queryList)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = []conversation.Summary{}
-		for rows.Next() {
-			var sum conversation.Summary
-			var last int64
-			if err := rows.Scan(&sum.Phone, &last, &sum.Turns); err != nil {
-				return err
+func (s *Store) Delete(ctx context.Context, kind conversation.Kind, key string, version int64) error {
+	n, err := s.exec(ctx, `DELETE FROM records WHERE kind = ?1 AND key = ?2 AND (?3 = 0 OR version = ?3)`, string(kind), key, version)
+	if err == nil && n == 0 {
+		// Nothing deleted: either there is no record or it has another
+		// version, which a read tells apart.
+		err = conversation.ErrNotFound
+		if version != 0 {
+			if _, gerr := s.Get(ctx, kind, key); gerr == nil {
+				err = conversation.ErrConflict
+			} else if !errors.Is(gerr, conversation.ErrNotFound) {
+				err = gerr
 			}
-			sum.LastActive = time.Unix(0, last)
-			out = append(out, sum)
 		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: list: %w", plain(s.path, err))
 	}
-	return out, nil
+	if err != nil {
+		return fmt.Errorf("sqlite: delete %s %q: %w", kind, key, err)
+	}
+	return nil
 }
 
-// exec runs one writing statement under the write semaphore and returns the
+// List implements [conversation.Store].
+func (s *Store) List(ctx context.Context, kind conversation.Kind, prefix string) ([]conversation.Record, error) {
+	recs, err := s.list(ctx, kind, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list %s %q: %w", kind, prefix, s.translate(err))
+	}
+	return recs, nil
+}
+
+func (s *Store) list(ctx context.Context, kind conversation.Kind, prefix string) ([]conversation.Record, error) {
+	if s.empty {
+		return nil, nil
+	}
+	// The keys with the prefix are the first ones from the prefix on, in
+	// key order (SQLite compares text byte by byte, as Go does).
+	rows, err := s.db.QueryContext(ctx, `SELECT key, data, version FROM records WHERE kind = ? AND key >= ? ORDER BY key`, string(kind), prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var recs []conversation.Record
+	for rows.Next() {
+		var r conversation.Record
+		if err := rows.Scan(&r.Key, &r.Data, &r.Version); err != nil {
+			return nil, err
+		}
+		if !strings.HasPrefix(r.Key, prefix) {
+			break
+		}
+		recs = append(recs, r)
+	}
+	return recs, rows.Err()
+}
+
+// exec runs a statement that writes, in its own transaction, and returns the
 // number of rows it changed.
 func (s *Store) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	if err := s.writable(); err != nil {
-		return 0, err
+	if s.readOnly {
+		return 0, conversation.ErrReadOnly
 	}
-	if err := s.lockWrite(ctx); err != nil {
-		return 0, err
+	select {
+	case s.write <- struct{}{}:
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
-	defer s.unlockWrite()
+	defer func() { <-s.write }()
 	res, err := s.db.ExecContext(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return 0, s.translate(err)
 	}
 	return res.RowsAffected()
 }
 
-// maskPhone hides a number in the log; it is named so that it can be
-// called where "phone" is a conversation key.
-var maskPhone = phone.Mask
+// newVersion returns the version of a value that replaces one of version
+// old: 63 random bits, never 0 nor old. Random versions, unlike a counter
+// per record, are not given again after a record is deleted and made anew;
+// two values of one record share one with a chance of 2^-63.
+func newVersion(old int64) int64 {
+	for {
+		if v := rand.Int64(); v != 0 && v != old {
+			return v
+		}
+	}
+}
