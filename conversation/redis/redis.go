@@ -211,6 +211,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Scrub implements [conversation.Store]. Redis keeps no copy of a deleted or
+// overwritten key in memory; what its append-only file and snapshots hold
+// is the operator's (BGREWRITEAOF rewrites the file from what is live).
+func (s *Store) Scrub(context.Context) error { return nil }
+
 // Close closes the connections to Redis. The store, and the lockers and
 // dedups made from it, are unusable after. It is safe to call more than
 // once.

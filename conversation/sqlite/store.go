@@ -152,6 +152,25 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Scrub implements [conversation.Store]: deleted and overwritten records are
+// already overwritten in the database file (secure_delete), and Scrub
+// checkpoints the write-ahead log and truncates it, so that no old page
+// remains there either. A read-only store has written nothing to scrub.
+func (s *Store) Scrub(ctx context.Context) error {
+	if s.readOnly {
+		return nil
+	}
+	var busy, logFrames, done int
+	err := s.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done)
+	switch {
+	case err != nil:
+		return fmt.Errorf("sqlite: scrub %s: %w", s.path, s.translate(err))
+	case busy != 0:
+		return fmt.Errorf("sqlite: scrub %s: a reader holds the log; its old pages stay until the next checkpoint", s.path)
+	}
+	return nil
+}
+
 // Get implements [conversation.Store].
 func (s *Store) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
 	r := conversation.Record{Key: key}

@@ -3,7 +3,10 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,6 +95,38 @@ func TestSecureDelete(t *testing.T) {
 	for _, name := range []string{"SECRET-DELETED-SMALL", "SECRET-DELETED-LARGE", "SECRET-REPLACED-SMALL", "SECRET-REPLACED-LARGE"} {
 		if bytes.Contains(data, []byte(name)) {
 			t.Errorf("%s is still in the database file", name)
+		}
+	}
+}
+
+// TestScrubEmptiesTheLog: after Scrub, the write-ahead log holds no page
+// of a deleted record.
+func TestScrubEmptiesTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mombot.db")
+	s, err := sqlite.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	secret := strings.Repeat("Emma is allergic to peanuts. ", 200)
+	v, err := s.Put(ctx, conversation.Recent, conversation.Record{Key: "+14155551234", Data: []byte(strconv.Quote(secret))}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, conversation.Recent, "+14155551234", v); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Scrub(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + "-wal"} {
+		data, err := os.ReadFile(name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte("allergic to peanuts")) {
+			t.Errorf("%s still holds the deleted text after Scrub", filepath.Base(name))
 		}
 	}
 }
