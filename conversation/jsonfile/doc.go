@@ -1,41 +1,45 @@
-// Package jsonfile is mombot's default conversation store: the original
-// design's data/conversations.json, kept byte-compatible with the Python
-// module that first wrote it.
+// Package jsonfile is mombot's default [conversation.Store]: JSON files in
+// one folder, the first of them the original design's
+// data/conversations.json, which the Python module that first wrote it
+// reads and writes too.
 //
-// The file maps each phone to {"last_active": ..., "turns": [{"messages":
-// [...]}, ...]}. last_active is written as Python's datetime.isoformat()
-// writes a naive local time ("2026-02-24T10:35:00.123456"); both that and an
-// RFC 3339 time with an offset are read. A conversation whose last_active
-// cannot be read (or is missing) counts as expired, and its value is written
-// back exactly as it was until the conversation is next accessed, which
-// deletes it. Keys this package does not know, on a conversation or on a
-// turn, and top-level members that are not conversations, are kept. The file is written with two-space indentation, like
-// json.dump(..., indent=2).
+// Each kind of record is one file, a JSON object with a member per record:
+// the key, and the record's data as its value, byte for byte. The
+// conversations are conversations.json itself, keyed by phone, each value
+// the conversation object the Python original keeps there (package
+// conversation encodes it). Every other kind is a file beside it named
+// after the kind: conversations.recent.json, conversations.usage.json, and
+// conversations.<kind>.json for any other kind (lower-case letters, digits,
+// - and _). A member another program wrote is returned as it is written,
+// white space included, and written back unchanged when the file is
+// rewritten for another record. mombot writes one member a line, sorted by
+// key.
 //
-// Every change rewrites the whole file atomically (a temporary file in the
-// same folder, fsync, rename, fsync of the folder), with mode 0600, so a turn
-// acknowledged by Append survives a crash at any instant and the file is never
-// half written. The whole-file rewrite is the original's choice for one
-// family: its cost grows with the file, and past [DefaultWarnSize] every save
-// logs a warning to move to the sqlite store.
+// A record's version is a hash (FNV-64a) of its bytes as stored, so a
+// conditional write compares values: a write of the very bytes already
+// stored keeps their version, which is harmless, since whoever read that
+// version read those bytes. Put's keep is ignored; records stay until they
+// are deleted.
 //
-// The store never empties its memory because the file went away: if the file
-// vanishes or stops parsing while the store is in use (another process moved
-// a corrupt file aside, someone ran mv or rm), the conversations in memory are
-// kept and served, a loud error is logged, and the next save writes them back.
-// If another process writes a new file first, those of them it lacks are
-// added to it once, and written at once. When the file only failed to parse
-// while a writer that ignores the lock file was rewriting it in place, and
-// is valid by the time the lock is held, nothing was lost and it is taken as
-// it is: a conversation another process cleared stays cleared.
-// To wipe every conversation, stop the processes that use the file first.
+// Every change rewrites the whole file atomically (package atomicfile: a
+// temporary file in the same folder, fsync, rename, fsync of the folder),
+// with mode 0600, so a write that returned survives a crash at any instant
+// and a file is never half written. A store that may write removes the
+// temporary files of writes that were killed when it opens.
 //
-// The usage ledger ([conversation.UsageLedger]) is a file of its own next to
-// the conversations ([UsagePath]: conversations.usage.json), never a member
-// of conversations.json, which the original reads as phones only. It has its
-// own lock file and is rewritten atomically on every addition, like the
-// conversations file; clearing or expiring a conversation leaves it alone.
+// Several processes may use the files at once. A lock file
+// (conversations.json.lock) orders the writers of every process: each
+// change reads the file again under it if the file changed, applies itself
+// and writes. The file on disk is the truth; a store keeps the last version
+// it read or wrote in memory and notices any other by one stat(2) per call
+// (it holds that version open, so its inode number is not reused).
 //
-// The file lock relies on flock(2); the package supports Linux and other Unix
-// systems.
+// A file that does not parse, or is empty, is moved aside by a store that
+// may write, under the lock file, to its name + ".corrupt-<time>", with an
+// error in the log, and that file starts anew; it is never overwritten. A
+// read-only store (Options.ReadOnly) creates, moves and removes nothing,
+// takes no lock and reports such a file as an error wrapping ErrCorrupt.
+//
+// The lock relies on flock(2): the package supports Linux and other Unix
+// systems, on local file systems.
 package jsonfile

@@ -1,7 +1,7 @@
 package jsonfile
 
-// SetParseFailedHook makes f run when a refresh without the file lock finds
-// a file that does not parse, until the returned function is called.
+// SetParseFailedHook makes f run when a read without the lock file finds a
+// file that does not parse, until the returned function is called.
 func SetParseFailedHook(f func()) (restore func()) {
 	testHookParseFailed = f
 	return func() { testHookParseFailed = nil }

@@ -21,24 +21,22 @@ import (
 // The tests below run this test binary again as a child process that saves
 // turns; the environment tells the child what to do.
 const (
-	envChild = "MOMBOT_JSONFILE_CHILD" // "saver" or "usage"
+	envChild = "MOMBOT_JSONFILE_CHILD" // "saver"
 	envPath  = "MOMBOT_JSONFILE_PATH"
 	envPhone = "MOMBOT_JSONFILE_PHONES" // comma-separated phones to save to, round robin
 	envCount = "MOMBOT_JSONFILE_COUNT"  // turns to save; 0 is until killed
 )
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(envChild) {
-	case "saver":
+	if os.Getenv(envChild) == "saver" {
 		os.Exit(saver())
-	case "usage":
-		os.Exit(usageAdder()) // usage_test.go
 	}
 	os.Exit(m.Run())
 }
 
-// saver saves turns "<phone> <n>" and prints n on its own line once SaveTurn
-// has returned: a printed number is an acknowledged turn.
+// saver saves turns "<phone> <n>", adds a message to the phone's usage,
+// and prints n on its own line once both have returned: a printed number is
+// an acknowledged turn and message.
 func saver() int {
 	s, err := jsonfile.Open(os.Getenv(envPath), &jsonfile.Options{Logger: quiet})
 	if err != nil {
@@ -55,11 +53,18 @@ func saver() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		if err := mem.AddUsage(ctx, phone, usageDay, conversation.Usage{Messages: 1, Calls: 1, OutputTokens: 10}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 		fmt.Fprintln(out, n)
 		out.Flush()
 	}
 	return 0
 }
+
+// usageDay is the day of every usage the children add.
+var usageDay = time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
 
 func child(t *testing.T, path, phones string, count int) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -71,13 +76,8 @@ func child(t *testing.T, path, phones string, count int) *exec.Cmd {
 // turnsOf returns the user texts of phone's stored turns.
 func turnsOf(t *testing.T, path, phone string) map[string]bool {
 	t.Helper()
-	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer s.Close()
 	got := map[string]bool{}
-	c, err := s.Load(ctx, phone)
+	c, err := reopen(t, path).Load(ctx, phone)
 	if err != nil {
 		return got
 	}
@@ -141,8 +141,8 @@ func TestCrashDuringSaves(t *testing.T) {
 		for _, n := range acks {
 			acked[phone] = append(acked[phone], fmt.Sprintf("%s %s", phone, n))
 		}
-		if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) > 0 {
-			t.Fatalf("run %d: the file was left unreadable", run)
+		if aside, _ := filepath.Glob(filepath.Join(dir, "*.corrupt-*")); len(aside) > 0 {
+			t.Fatalf("run %d: a file was left unreadable: %v", run, aside)
 		}
 		stored := turnsOf(t, path, phone)
 		for _, text := range acked[phone] {
@@ -159,6 +159,12 @@ func TestCrashDuringSaves(t *testing.T) {
 				t.Fatalf("acknowledged turn %q is missing at the end", text)
 			}
 		}
+		if n := messagesCounted(t, path, phone); n < int64(len(texts)) {
+			t.Fatalf("%s: the usage counts %d messages, %d were acknowledged", phone, n, len(texts))
+		}
+	}
+	if temps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(temps) > 0 {
+		t.Fatalf("temporary files of killed writers were left after a restart: %v", temps)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -190,19 +196,44 @@ func TestTwoProcessesLoseNoUpdate(t *testing.T) {
 		if got := countTurns(t, path, phone); got != want {
 			t.Errorf("%s has %d turns, want %d: an update was lost", phone, got, want)
 		}
+		if got := messagesCounted(t, path, phone); got != int64(want) {
+			t.Errorf("%s's usage counts %d messages, want %d: an addition was lost", phone, got, want)
+		}
 	}
 }
 
 func countTurns(t *testing.T, path, phone string) int {
 	t.Helper()
-	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer s.Close()
-	c, err := s.Load(ctx, phone)
+	c, err := reopen(t, path).Load(ctx, phone)
 	if err != nil {
 		t.Fatalf("load %s: %v", phone, err)
 	}
 	return len(c.Turns)
+}
+
+// messagesCounted returns the messages phone's usage counts.
+func messagesCounted(t *testing.T, path, phone string) int64 {
+	t.Helper()
+	days, err := reopen(t, path).UsageSince(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range days {
+		if d.Phone == phone {
+			return d.Usage.Messages
+		}
+	}
+	return 0
+}
+
+// reopen opens the store at path afresh, as a process that starts does.
+func reopen(t *testing.T, path string) *conversation.Memory {
+	t.Helper()
+	s, err := jsonfile.Open(path, &jsonfile.Options{Logger: quiet})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	mem, _ := conversation.New(s, &conversation.Options{Timeout: 1 << 62, MaxTurns: 1 << 20})
+	return mem
 }
