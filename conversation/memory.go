@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mombot/mombot/phone"
+	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // Defaults of the original design (data model 001, "Constants").
@@ -211,7 +211,7 @@ func (m *Memory) load(ctx context.Context, phone string) (Conversation, error) {
 		return Conversation{}, err
 	}
 	if dropped > 0 {
-		m.log.Warn("conversation: left out stored turns the API would refuse", "phone", phone, "dropped", dropped)
+		m.log.Warn("conversation: left out stored turns the API would refuse", "phone", phonepkg.Mask(phone), "dropped", dropped)
 	}
 	m.read.put(c)
 	return c, nil
@@ -234,7 +234,7 @@ func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conver
 			// A turn saved since the load is newer: the conditional
 			// delete leaves it alone.
 			err := m.store.Delete(ctx, Conversations, phone, c.Version)
-			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) {
+			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrReadOnly) {
 				return Conversation{}, fmt.Errorf("expire: %w", err)
 			}
 		}
@@ -439,7 +439,10 @@ func (m *Memory) List(ctx context.Context) ([]Summary, error) {
 		}
 		c, _, err := decodeConversation(rec.Key, rec, m.loc)
 		if err != nil {
-			return nil, fmt.Errorf("conversation: list: %w", err)
+			// Not a conversation (another program's member of the
+			// file): not listed, and left as it is.
+			m.log.Warn("conversation: list: a stored value is not a conversation", "phone", phonepkg.Mask(rec.Key), "err", err)
+			continue
 		}
 		sums = append(sums, Summary{Phone: c.Phone, LastActive: c.LastActive, Turns: len(c.Turns),
 			Expired: Expired(c.LastActive, now, m.lim.Timeout)})
@@ -479,7 +482,7 @@ func (m *Memory) Key(ctx context.Context, number string) (string, error) {
 	if err := CheckPhone(number); err != nil {
 		return "", err
 	}
-	norm, err := phone.Normalize(number)
+	norm, err := phonepkg.Normalize(number)
 	if err != nil || norm == number {
 		return number, nil
 	}
@@ -524,8 +527,8 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	now, n := m.now(), 0
 	for _, rec := range recs {
 		c, _, err := decodeConversation(rec.Key, rec, m.loc)
-		if err == nil && !Expired(c.LastActive, now, m.lim.Timeout) {
-			continue
+		if err != nil || !Expired(c.LastActive, now, m.lim.Timeout) {
+			continue // what is not a conversation is not the sweep's to delete
 		}
 		err = m.store.Delete(ctx, Conversations, rec.Key, rec.Version)
 		switch {

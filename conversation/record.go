@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // The stored form of a conversation is the object the original design keeps
@@ -56,7 +58,7 @@ func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
 func decodeConversation(phone string, rec Record, loc *time.Location) (c Conversation, dropped int, err error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(rec.Data, &obj); err != nil || obj == nil {
-		return Conversation{}, 0, fmt.Errorf("conversation of %s is not a JSON object", phone)
+		return Conversation{}, 0, fmt.Errorf("conversation of %s is not a JSON object", phonepkg.Mask(phone))
 	}
 	c = Conversation{Phone: phone, Version: rec.Version, Turns: []Turn{}}
 	if raw, ok := obj["last_active"]; ok {

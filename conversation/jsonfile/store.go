@@ -231,6 +231,12 @@ func (s *Store) List(ctx context.Context, kind conversation.Kind, prefix string)
 	return out, nil
 }
 
+// Scrub implements [conversation.Store]. Every change replaces its file
+// whole, and the old file is unlinked, so no file of the store keeps a
+// deleted record's bytes; a damaged file moved aside (".corrupt-<time>")
+// is the person's to delete.
+func (s *Store) Scrub(context.Context) error { return nil }
+
 // Close implements [conversation.Store]. Every change is already on disk.
 func (s *Store) Close() error {
 	s.mu.Lock()

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 

@@ -109,7 +109,7 @@ type Options struct {
 	// jsonfile.Options.ReadOnly and sqlite.Options.ReadOnly): nothing is
 	// created, moved or migrated; a file that does not parse is an error
 	// wrapping jsonfile.ErrCorrupt or sqlite.ErrCorrupt, and a database of
-	// another schema one wrapping sqlite.ErrSchemaTooOld or
+	// another schema one wrapping sqlite.ErrSchemaUnknown or
 	// sqlite.ErrSchemaTooNew; the methods that write fail. It implies
 	// MustExist. A Redis store has no read-only mode; opening one writes
 	// nothing.

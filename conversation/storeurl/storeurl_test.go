@@ -163,9 +163,8 @@ func ExampleParse() {
 	// file data/conversations.json
 }
 
-// TestOpenReadOnly: ReadOnly opens an SQLite database as sqlite's
-// read-only store: it reads, refuses to write, and creates no file, not
-// even the -wal and -shm.
+// TestOpenReadOnly: ReadOnly opens an SQLite database read-only: it reads,
+// refuses to write, and leaves no file behind once closed.
 func TestOpenReadOnly(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -188,11 +187,11 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if sums, err := s.List(ctx); err != nil || len(sums) != 1 {
-		t.Errorf("List = %+v, %v; want the saved conversation", sums, err)
+	if recs, err := s.List(ctx, conversation.Conversations, ""); err != nil || len(recs) != 1 {
+		t.Errorf("List = %+v, %v; want the saved conversation", recs, err)
 	}
-	if err := s.Delete(ctx, "+14155551234"); !errors.Is(err, sqlite.ErrReadOnlyStore) {
-		t.Errorf("Delete on a read-only store: %v, want sqlite.ErrReadOnlyStore", err)
+	if err := s.Delete(ctx, conversation.Conversations, "+14155551234", 0); !errors.Is(err, conversation.ErrReadOnly) {
+		t.Errorf("Delete on a read-only store: %v, want conversation.ErrReadOnly", err)
 	}
 	s.Close()
 	if after, _ := os.ReadDir(dir); len(after) != len(before) || len(after) != 1 {
