@@ -24,18 +24,18 @@ type flakyStore struct {
 
 var errDown = errors.New("connection refused")
 
-func (s *flakyStore) Load(ctx context.Context, phone string) (conversation.Conversation, error) {
+func (s *flakyStore) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
 	if s.down.Load() {
-		return conversation.Conversation{}, errDown
+		return conversation.Record{}, errDown
 	}
-	return s.Store.Load(ctx, phone)
+	return s.Store.Get(ctx, kind, key)
 }
 
-func (s *flakyStore) Append(ctx context.Context, phone string, t conversation.Turn, now time.Time, lim conversation.Limits) error {
+func (s *flakyStore) Put(ctx context.Context, kind conversation.Kind, r conversation.Record, keep time.Duration) (int64, error) {
 	if s.down.Load() {
-		return errDown
+		return 0, errDown
 	}
-	return s.Store.Append(ctx, phone, t, now, lim)
+	return s.Store.Put(ctx, kind, r, keep)
 }
 
 // While the store is down the assistant answers without memory and says so

@@ -146,7 +146,7 @@ func (e *env) history(phone string) []conversation.Message {
 
 func (e *env) turns(phone string) []conversation.Turn {
 	e.t.Helper()
-	c, err := e.mem.Store().Load(context.Background(), phone)
+	c, err := e.mem.Load(context.Background(), phone)
 	if err != nil {
 		return nil
 	}

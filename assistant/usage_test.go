@@ -245,7 +245,7 @@ func TestUsageSplitFromTheAPI(t *testing.T) {
 	if r.Usage.CacheCreation != want || r.Usage.CacheCreationInputTokens != 1500 {
 		t.Errorf("reply usage %+v, want the split %+v", r.Usage, want)
 	}
-	c, err := store.Load(context.Background(), erin)
+	c, err := mem.Load(context.Background(), erin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestUsageSplitFromTheAPI(t *testing.T) {
 	if err := json.Unmarshal(c.Turns[0].Extra["usage"], &stored); err != nil || stored != r.Usage {
 		t.Errorf("stored usage %s, want %+v (%v)", c.Turns[0].Extra["usage"], r.Usage, err)
 	}
-	got, err := store.UsageSince(context.Background(), time.Time{})
+	got, err := mem.UsageSince(context.Background(), time.Time{})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ledger = %+v, %v", got, err)
 	}

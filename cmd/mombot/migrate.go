@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/migrate"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/internal/cli"

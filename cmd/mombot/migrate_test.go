@@ -177,9 +177,11 @@ func cleanRedis(t *testing.T, url string) {
 		return
 	}
 	defer s.Close()
-	sums, _ := s.List(context.Background())
-	for _, sum := range sums {
-		s.Delete(context.Background(), sum.Phone)
+	for _, kind := range conversation.Kinds {
+		recs, _ := s.List(context.Background(), kind, "")
+		for _, r := range recs {
+			s.Delete(context.Background(), kind, r.Key, 0)
+		}
 	}
 }
 
@@ -229,7 +231,8 @@ func TestMigrateCompletesPartialCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := src.Load(context.Background(), "+14155551234")
+	srcMem, _ := conversation.New(src, nil)
+	c, err := srcMem.Load(context.Background(), "+14155551234")
 	src.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +241,9 @@ func TestMigrateCompletesPartialCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.Append(context.Background(), c.Phone, c.Turns[0], c.LastActive, conversation.Limits{Timeout: time.Hour, MaxTurns: 10}); err != nil {
+	dstMem, _ := conversation.New(dst, nil)
+	c.Turns, c.Version = c.Turns[:1], 0
+	if err := dstMem.Replace(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
 	dst.Close()
@@ -319,8 +324,8 @@ func TestMigrateConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim := conversation.Limits{Timeout: time.Hour, MaxTurns: 10}
-	if err := dst.Append(context.Background(), phone, conversation.Turn{Messages: storetest.TextTurn("on the new server", "noted")}, now.Add(-5*time.Minute), lim); err != nil {
+	dstMem, _ := conversation.New(dst, &conversation.Options{Timeout: time.Hour, Now: func() time.Time { return now.Add(-5 * time.Minute) }})
+	if err := dstMem.SaveTurn(context.Background(), phone, storetest.TextTurn("on the new server", "noted")); err != nil {
 		t.Fatal(err)
 	}
 	dst.Close()

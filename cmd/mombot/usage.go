@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/config"
-	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/usage"
 )

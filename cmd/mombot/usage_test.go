@@ -23,7 +23,8 @@ func seedUsage(t *testing.T, url string, phone string, at time.Time, u conversat
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.(conversation.UsageLedger).AddUsage(context.Background(), phone, at, u); err != nil {
+	mem, _ := conversation.New(s, nil)
+	if err := mem.AddUsage(context.Background(), phone, at, u); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -182,7 +183,10 @@ func TestUsageCommandSQLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.AddUsage(context.Background(), erinPhone, time.Now(), conversation.Usage{Messages: 1, Calls: 1, InputTokens: 5, OutputTokens: 5})
+	mem, _ := conversation.New(s, nil)
+	if err := mem.AddUsage(context.Background(), erinPhone, time.Now(), conversation.Usage{Messages: 1, Calls: 1, InputTokens: 5, OutputTokens: 5}); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	out, errOut, code := runCmd(t, vars, "usage", "--json")
 	if code != 0 || !strings.Contains(out, `"messages": 1`) {
