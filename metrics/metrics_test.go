@@ -1,7 +1,6 @@
 package metrics_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/delivery/deliverytest"
 	"github.com/mombot/mombot/metrics"
@@ -106,43 +103,6 @@ func sample(t *testing.T, m *metrics.Metrics, series string) float64 {
 	return -1
 }
 
-func TestStoreTimesOperationsAndCountsFailures(t *testing.T) {
-	m := metrics.New()
-	s := m.Store(memstore.New())
-	ctx := context.Background()
-	if _, err := s.Load(ctx, "+14155551234"); !errors.Is(err, conversation.ErrNotFound) {
-		t.Fatalf("load of nothing: %v", err)
-	}
-	s.Delete(ctx, "+14155551234")
-	s.List(ctx)
-	if got := testutil.CollectAndCount(m.Registry(), "mombot_store_operation_duration_seconds"); got != 3 {
-		t.Errorf("%d store operations timed, want load, delete and list", got)
-	}
-	// A conversation not found is an answer, not a failure.
-	if got := testutil.CollectAndCount(m.Registry(), "mombot_store_errors_total"); got != 0 {
-		t.Errorf("%d store error series after only not-found answers, want 0", got)
-	}
-	failing := m.Store(failStore{memstore.New()})
-	failing.List(ctx)
-	if got := sample(t, m, `mombot_store_errors_total{op="list"}`); got != 1 {
-		t.Errorf("failed lists counted: %v, want 1", got)
-	}
-	text := scrapeText(t, m)
-	if strings.Contains(text, "4155551234") {
-		t.Errorf("a phone reached the metrics:\n%s", text)
-	}
-}
-
-func TestStoreKeepsSweeper(t *testing.T) {
-	m := metrics.New()
-	if _, ok := m.Store(sweepStore{memstore.New()}).(conversation.Sweeper); !ok {
-		t.Error("the wrapper of a Sweeper is not one: the memory would stop sweeping in one step")
-	}
-	if _, ok := m.Store(failStore{memstore.New()}).(conversation.Sweeper); ok {
-		t.Error("the wrapper of a store that cannot sweep claims to")
-	}
-}
-
 func TestObserverAndReplies(t *testing.T) {
 	m := metrics.New()
 	m.Webhook("")
@@ -185,15 +145,3 @@ func TestInboxDepth(t *testing.T) {
 		t.Errorf("inbox senders %v, want 3", got)
 	}
 }
-
-// failStore is a store whose List fails.
-type failStore struct{ *memstore.Store }
-
-func (failStore) List(context.Context) ([]conversation.Summary, error) {
-	return nil, errors.New("disk on fire")
-}
-
-// sweepStore is a store that sweeps.
-type sweepStore struct{ *memstore.Store }
-
-func (sweepStore) Sweep(context.Context, time.Time) (int, error) { return 0, nil }

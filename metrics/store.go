@@ -8,25 +8,54 @@ import (
 	"github.com/mombot/mombot/conversation"
 )
 
+// Backend is a conversation store as [Metrics.Store] wraps it: the
+// conversations, the usage ledger and the recent messages, which every
+// store of this module keeps.
+type Backend interface {
+	conversation.Store
+	conversation.UsageLedger
+	conversation.RecentMessages
+}
+
 // Store wraps s to time each operation and count its failures, by
-// operation; an ErrNotFound is an answer, not a failure. The wrapper is a
-// conversation.Sweeper when s is one.
-func (m *Metrics) Store(s conversation.Store) conversation.Store {
+// operation; an ErrNotFound is an answer, not a failure. The wrapper does
+// everything s does: the methods of [Backend], and Sweep and Replace
+// ([conversation.Sweeper], [conversation.Replacer]) when s has them, so
+// that a caller looking for them on the wrapper finds them as on s.
+func (m *Metrics) Store(s Backend) Backend {
 	st := &store{m: m, s: s}
-	if sw, ok := s.(conversation.Sweeper); ok {
-		return &sweepingStore{store: st, sw: sw}
+	sw, sweeps := s.(conversation.Sweeper)
+	r, replaces := s.(conversation.Replacer)
+	switch {
+	case sweeps && replaces:
+		return struct {
+			*store
+			sweep
+			replace
+		}{st, sweep{st, sw}, replace{st, r}}
+	case sweeps:
+		return struct {
+			*store
+			sweep
+		}{st, sweep{st, sw}}
+	case replaces:
+		return struct {
+			*store
+			replace
+		}{st, replace{st, r}}
 	}
 	return st
 }
 
 type store struct {
 	m *Metrics
-	s conversation.Store
+	s Backend
 }
 
 var (
-	_ conversation.Store   = (*store)(nil)
-	_ conversation.Sweeper = (*sweepingStore)(nil)
+	_ Backend               = (*store)(nil)
+	_ conversation.Sweeper  = sweep{}
+	_ conversation.Replacer = replace{}
 )
 
 // observe records an operation begun at start that returned err.
@@ -72,17 +101,66 @@ func (s *store) List(ctx context.Context) ([]conversation.Summary, error) {
 	return l, err
 }
 
+func (s *store) AddUsage(ctx context.Context, phone string, at time.Time, u conversation.Usage) error {
+	start := time.Now()
+	err := s.s.AddUsage(ctx, phone, at, u)
+	s.observe("add_usage", start, err)
+	return err
+}
+
+func (s *store) UsageSince(ctx context.Context, since time.Time) ([]conversation.DailyUsage, error) {
+	start := time.Now()
+	days, err := s.s.UsageSince(ctx, since)
+	s.observe("usage_since", start, err)
+	return days, err
+}
+
+func (s *store) RememberMessages(ctx context.Context, phone string, now time.Time, msgs ...conversation.RecentMessage) error {
+	start := time.Now()
+	err := s.s.RememberMessages(ctx, phone, now, msgs...)
+	s.observe("remember", start, err)
+	return err
+}
+
+func (s *store) RecallMessage(ctx context.Context, phone, id string, now time.Time) (conversation.RecentMessage, error) {
+	start := time.Now()
+	msg, err := s.s.RecallMessage(ctx, phone, id, now)
+	s.observe("recall", start, err)
+	return msg, err
+}
+
+func (s *store) ForgetMessages(ctx context.Context, phone string) error {
+	start := time.Now()
+	err := s.s.ForgetMessages(ctx, phone)
+	s.observe("forget", start, err)
+	return err
+}
+
 // Close closes the store; it is not timed.
 func (s *store) Close() error { return s.s.Close() }
 
-type sweepingStore struct {
-	*store
+// sweep is the wrapper's Sweep, for a store that is a Sweeper.
+type sweep struct {
+	s  *store
 	sw conversation.Sweeper
 }
 
-func (s *sweepingStore) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
+func (w sweep) Sweep(ctx context.Context, cutoff time.Time) (int, error) {
 	start := time.Now()
-	n, err := s.sw.Sweep(ctx, cutoff)
-	s.observe("sweep", start, err)
+	n, err := w.sw.Sweep(ctx, cutoff)
+	w.s.observe("sweep", start, err)
 	return n, err
+}
+
+// replace is the wrapper's Replace, for a store that is a Replacer.
+type replace struct {
+	s *store
+	r conversation.Replacer
+}
+
+func (w replace) Replace(ctx context.Context, c conversation.Conversation, timeout time.Duration) (bool, error) {
+	start := time.Now()
+	ok, err := w.r.Replace(ctx, c, timeout)
+	w.s.observe("replace", start, err)
+	return ok, err
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/config"
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
@@ -74,7 +75,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
-		cfg.mem.wrap = m.Store
+		cfg.mem.wrap = func(s conversation.Store) (conversation.Store, error) {
+			b, ok := s.(metrics.Backend)
+			if !ok {
+				return nil, fmt.Errorf("serve: the store %T keeps no usage ledger or recent messages", s)
+			}
+			return m.Store(b), nil
+		}
 		cfg.apiTransport = m.Transport
 	}
 	a, mem, store, err := cfg.open(ctx, e)
