@@ -56,6 +56,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
+	if err := cli.CheckListen("serve: --listen", *listen); err != nil {
+		return err
+	}
+	if *metricsListen != "" {
+		if err := cli.CheckListen("serve: --metrics-listen", *metricsListen); err != nil {
+			return err
+		}
+	}
 
 	fc, err := config.Load(cfg.configPath)
 	if err != nil {
