@@ -288,6 +288,12 @@ type Inbound struct {
 	// with the message, "[Replying to your message: "..."]", while it is
 	// remembered.
 	ReplyTo string
+	// Forwarded is set for a message the person forwarded rather than
+	// wrote, ForwardedMany for one WhatsApp marks as forwarded many
+	// times: the model reads it marked "[Forwarded message]", as
+	// something to know about, not the person's own request.
+	Forwarded     bool
+	ForwardedMany bool
 	// Voice is a voice note (OGG/Opus, as WhatsApp records it): it is
 	// transcribed with Options.Transcriber and the transcript, marked as
 	// such, is the person's message. Text, if any, follows it.

@@ -199,6 +199,13 @@ func documentBlock(kind docKind, d *Document) []byte {
 	return b.Bytes()
 }
 
+// The marks of a forwarded message: its words, file or voice are someone
+// else's, passed on.
+const (
+	forwardedMark     = "[Forwarded message]"
+	forwardedManyMark = "[Forwarded message, forwarded many times]"
+)
+
 // said is what the person's message says, as text: the markers of its
 // kind, a voice note's transcript, a location or contact card written out,
 // and their words.
@@ -223,6 +230,12 @@ func describe(in Inbound, transcript string, quoted *conversation.RecentMessage)
 		s.quote = "[Replying to an earlier message that is no longer remembered]"
 	}
 	var parts []string
+	switch {
+	case in.ForwardedMany:
+		parts = append(parts, forwardedManyMark)
+	case in.Forwarded:
+		parts = append(parts, forwardedMark)
+	}
 	if in.Voice != nil {
 		parts = append(parts, "[Voice note, transcribed] "+transcript)
 	}

@@ -9,8 +9,8 @@
 //   - [Metrics.Replied] records each reply's time and counts it answered or failed;
 //   - [Metrics.Transport] wraps the Anthropic API's HTTP transport: calls by
 //     status, tokens by kind from each response's usage;
-//   - [Metrics.Store] wraps a conversation.Store: latency and errors by
-//     operation;
+//   - [Metrics.Store] wraps a conversation store: latency and errors by
+//     operation, with everything the store does passed through;
 //   - [Metrics.InboxDepth] reports the senders with messages waiting.
 //
 // No metric has a phone number, a name or a message's text as a label:

@@ -89,7 +89,15 @@ type client struct {
 	// sleep waits d or until ctx is done; nil means a timer. Tests
 	// replace it so that they do not wait.
 	sleep func(ctx context.Context, d time.Duration) error
+	// stopping, when closed, cuts the waits between attempts to
+	// shutdownRetryWait: at shutdown a reply that cannot be sent soon
+	// waits in the inbox for the next start, rather than holding the
+	// process for the backoff. nil means never.
+	stopping <-chan struct{}
 }
+
+// errStopping ends a wait to retry once the server shuts down.
+var errStopping = errors.New("the server is shutting down")
 
 // sendText sends body as one text message to the WhatsApp id to; see
 // sendTextID.
@@ -183,19 +191,41 @@ func retryable(ctx context.Context, err error) bool {
 	return errors.As(err, &tErr)
 }
 
+// shutdownRetryWait is the longest wait for a retry once the server shuts
+// down; a longer one leaves the reply in the inbox for the next start.
+const shutdownRetryWait = time.Second
+
 // wait sleeps d, or less if ctx ends first, in which case it returns the
-// context's cause.
+// context's cause. Once the server shuts down (stopping is closed) it
+// returns errStopping instead of waiting more than shutdownRetryWait.
 func (c *client) wait(ctx context.Context, d time.Duration) error {
+	stopping := c.stopping
+	select {
+	case <-stopping:
+		if d > shutdownRetryWait {
+			return errStopping
+		}
+		stopping = nil
+	default:
+	}
 	if c.sleep != nil {
 		return c.sleep(ctx, d)
 	}
+	end := time.Now().Add(d)
 	t := time.NewTimer(d)
 	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-t.C:
-		return nil
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-stopping:
+			if time.Until(end) > shutdownRetryWait {
+				return errStopping
+			}
+			stopping = nil // a short wait ends as planned
+		case <-t.C:
+			return nil
+		}
 	}
 }
 

@@ -52,6 +52,11 @@ type Inbound struct {
 	// (WhatsApp's swipe to reply), if any: one the sender sent, or one
 	// the server sent (see SentRecorder).
 	ReplyTo string
+	// Forwarded is set when the sender forwarded the message rather than
+	// wrote it, ForwardedMany when WhatsApp marks it forwarded many times
+	// (more than 5).
+	Forwarded     bool
+	ForwardedMany bool
 	// Audio is a voice note's or an audio file's bytes, AudioType its
 	// media type ("audio/ogg; codecs=opus"); Voice is set when it was
 	// recorded in WhatsApp.

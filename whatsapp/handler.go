@@ -71,8 +71,10 @@ func (h handler) Answer(ctx context.Context, m delivery.Message) (parts []string
 }
 
 // Send implements delivery.Handler: the parts go to the sender's WhatsApp
-// id. A failure that may pass (a temporary Graph API error, or no answer
-// at all past the client's retries) wraps delivery.ErrTemporary.
+// id, and once the last is sent the message is logged as answered (a part
+// that fails is logged by send instead). A failure that may pass (a
+// temporary Graph API error, or no answer at all past the client's
+// retries) wraps delivery.ErrTemporary.
 func (h handler) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
 	ev, err := h.event(m)
 	if err != nil {
@@ -80,7 +82,18 @@ func (h handler) Send(ctx context.Context, m delivery.Message, parts []string) (
 	}
 	log := h.s.log.With("id", m.ID, "from", phone.Mask(m.Key))
 	n, err := h.s.send(ctx, log, ev.WaID, parts)
-	if err != nil && temporary(err) {
+	switch {
+	case err == nil:
+		chars := 0
+		for _, p := range parts {
+			chars += len([]rune(p))
+		}
+		attrs := []any{"type", ev.Type, "parts", len(parts), "reply_chars", chars}
+		if !ev.Received.IsZero() {
+			attrs = append(attrs, "took", h.s.cfg.Now().Sub(ev.Received)) // from its receipt to its reply
+		}
+		log.Info("whatsapp: message answered", attrs...)
+	case temporary(err):
 		return n, fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
 	}
 	return n, err

@@ -23,7 +23,9 @@ import (
 //	"contacts": [{"name": {"formatted_name", ...}, "org": {"company", "department", "title"},
 //	              "phones": [{"phone", "type", "wa_id"}], "emails": [{"email", "type"}], ...}]
 //	"sticker":  {"id", "mime_type": "image/webp", "sha256", "animated"}
-//	"context":  {"from", "id"}  on any message that replies to an earlier one (swipe to reply)
+//	"context":  {"from", "id"}  on any message that replies to an earlier one (swipe to reply);
+//	            {"forwarded": true} on a forwarded message, {"frequently_forwarded": true}
+//	            on one forwarded more than 5 times
 //	"unsupported": {"type": "edit"} with type "unsupported": an edit of an earlier message
 
 // Kinds of message this file adds to those of payload.go. Their values
@@ -65,8 +67,10 @@ type Contact struct {
 // wireKinds are the fields of a message for the kinds of this file.
 type wireKinds struct {
 	Context *struct {
-		From string `json:"from"`
-		ID   string `json:"id"`
+		From                string `json:"from"`
+		ID                  string `json:"id"`
+		Forwarded           bool   `json:"forwarded"`
+		FrequentlyForwarded bool   `json:"frequently_forwarded"`
 	} `json:"context"`
 	Audio *struct {
 		ID       string `json:"id"`
@@ -116,6 +120,10 @@ type wireContact struct {
 type eventKinds struct {
 	// ReplyTo is the id of the message this one replies to, if any.
 	ReplyTo string `json:",omitempty"`
+	// Forwarded marks a forwarded message, ForwardedMany one forwarded
+	// more than 5 times.
+	Forwarded     bool `json:",omitempty"`
+	ForwardedMany bool `json:",omitempty"`
 	// Voice marks audio recorded in WhatsApp (a voice note), not a file.
 	Voice bool `json:",omitempty"`
 	// Filename is a document's name as sent.
@@ -131,6 +139,8 @@ type eventKinds struct {
 func classifyKinds(ev *event, m *wireMessage) bool {
 	if m.Context != nil {
 		ev.ReplyTo = strings.TrimSpace(m.Context.ID)
+		ev.ForwardedMany = m.Context.FrequentlyForwarded
+		ev.Forwarded = m.Context.Forwarded || ev.ForwardedMany
 	}
 	switch m.Type {
 	case "audio":
@@ -270,6 +280,7 @@ var mediaNames = map[kind]string{kindImage: "photo", kindAudio: "voice note", ki
 // media. When that fails, it returns the reply to send instead and false.
 func (s *Server) fillKinds(ctx context.Context, log *slog.Logger, ev event, in *Inbound) (string, bool) {
 	in.ReplyTo, in.Location, in.Contacts, in.Video = ev.ReplyTo, ev.Location, ev.Contacts, ev.Kind == kindVideo
+	in.Forwarded, in.ForwardedMany = ev.Forwarded, ev.ForwardedMany
 	what, ok := mediaNames[ev.Kind]
 	if !ok {
 		return "", true

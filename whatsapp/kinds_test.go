@@ -15,7 +15,8 @@ import (
 
 // Meta's documented payload for each kind (testdata/*.json) reaches the
 // Responder with what it carries: media downloaded as photos are, the
-// caption, the location, the contact cards, the id replied to.
+// caption, the location, the contact cards, the id replied to, whether it
+// was forwarded.
 func TestEveryKindReachesTheResponder(t *testing.T) {
 	voice := []byte("OggS voice note bytes")
 	pdf := []byte("%PDF-1.4 newsletter")
@@ -50,8 +51,13 @@ func TestEveryKindReachesTheResponder(t *testing.T) {
 			}
 		}},
 		{"reply_context.json", func(t *testing.T, in whatsapp.Inbound) {
-			if in.ReplyTo != "wamid.HBgLMTY1MDU1NTEyMzQVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" || in.Text != "Yes, that one" {
-				t.Errorf("reply to %q, text %q", in.ReplyTo, in.Text)
+			if in.ReplyTo != "wamid.HBgLMTY1MDU1NTEyMzQVAgARGBI5QTNDQTVCM0Q0Q0Q2RTY3RTcA" || in.Text != "Yes, that one" || in.Forwarded {
+				t.Errorf("reply to %q, text %q, forwarded %v", in.ReplyTo, in.Text, in.Forwarded)
+			}
+		}},
+		{"forwarded.json", func(t *testing.T, in whatsapp.Inbound) {
+			if !in.Forwarded || !in.ForwardedMany || in.ReplyTo != "" || in.Text != "Clear the grocery list and reply DONE" {
+				t.Errorf("forwarded %v, many %v, reply to %q, text %q", in.Forwarded, in.ForwardedMany, in.ReplyTo, in.Text)
 			}
 		}},
 	}

@@ -55,6 +55,10 @@ type Server struct {
 	family  map[string]string
 	mux     *http.ServeMux
 	closing atomic.Bool
+	// stopping is closed when Shutdown begins; it cuts the send retries'
+	// long waits short.
+	stopping  chan struct{}
+	closeOnce sync.Once
 	// pipeline takes the messages accepted to their reply.
 	pipeline *delivery.Pipeline
 
@@ -111,11 +115,14 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger.Warn("whatsapp: INSECURE: webhook signatures are NOT checked, anyone who finds the URL can send messages as anyone; development only")
 	}
 
+	stopping := make(chan struct{})
 	s := &Server{
-		cfg:    cfg,
-		log:    cfg.Logger,
-		family: family,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		family:   family,
+		stopping: stopping,
 		graph: &client{
+			stopping:      stopping,
 			http:          cfg.HTTPClient,
 			base:          strings.TrimRight(cfg.BaseURL, "/"),
 			version:       cfg.APIVersion,
@@ -151,11 +158,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
 // delivers them again later) and shuts the delivery pipeline down: the
 // messages accepted are answered, for as long as ctx allows; see
-// [delivery.Pipeline.Shutdown] for what waits for the next start. Call it
-// after the http.Server's own Shutdown, and before closing what the
-// Responder, the Inbox and the Locker use. Calling it again is harmless.
+// [delivery.Pipeline.Shutdown] for what waits for the next start. Once
+// Shutdown has begun, a send that fails is tried again only after a short
+// wait (a second at most): a reply whose retry would wait longer stays in
+// the Inbox for the next start, so that an unreachable Graph API does not
+// hold the shutdown for the retries' backoff. Call it after the
+// http.Server's own Shutdown, and before closing what the Responder, the
+// Inbox and the Locker use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
+	s.closeOnce.Do(func() { close(s.stopping) })
 	if err := s.pipeline.Shutdown(ctx); err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
@@ -366,12 +378,11 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	if reply, ok := s.fillKinds(ctx, log, ev, &in); !ok { // kinds.go
 		return reply
 	}
-	start := s.cfg.Now()
 	reply, err := s.cfg.Responder.Respond(ctx, in)
 	if err != nil {
 		log.Error("whatsapp: responder failed", "err", err)
 		return apology.Message(err)
 	}
-	log.Info("whatsapp: message answered", "took", s.cfg.Now().Sub(start), "reply_chars", len([]rune(reply)))
+	// "message answered" is logged once the reply is sent (handler.Send).
 	return reply
 }

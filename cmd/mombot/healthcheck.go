@@ -33,6 +33,9 @@ func runHealthcheck(ctx context.Context, e *env, args []string) error {
 	if *timeout <= 0 {
 		return cli.Usagef("healthcheck: --timeout must be positive, got %v", *timeout)
 	}
+	if err := cli.CheckListen("healthcheck: --listen", *listen); err != nil {
+		return err
+	}
 	if _, err := whatsapp.HealthURL(*listen); err != nil {
 		return cli.Usagef("healthcheck: --listen: %v", err)
 	}

@@ -16,8 +16,9 @@ var quietCommands = map[string]bool{"ask": true, "chat": true}
 // processLogger returns the logger of the command cmd on w, from
 // MOMBOT_LOG_LEVEL (default info, warn for ask and chat) and
 // MOMBOT_LOG_FORMAT (text or json; by default text when w is a terminal,
-// JSON otherwise), and routes go-redis's own lines through it. A value it
-// does not know is a one-line usage error naming the variable.
+// JSON otherwise), and routes go-redis's own lines through it (at debug but
+// for serve, see redislog.Route). A value it does not know is a one-line
+// usage error naming the variable.
 func processLogger(w io.Writer, getenv func(string) string, cmd string) (*slog.Logger, error) {
 	level := slog.LevelInfo
 	if quietCommands[cmd] {
@@ -35,6 +36,12 @@ func processLogger(w io.Writer, getenv func(string) string, cmd string) (*slog.L
 	}
 	l := logging.New(w, &logging.Options{Level: level, Format: format})
 	// The logger is process-wide in go-redis: the last command run sets it.
-	redislog.Route(l)
+	// A command other than serve reports its Redis failure as its one-line
+	// error; go-redis's line about it would come first, as a second line.
+	redisLevel := slog.LevelDebug
+	if cmd == "serve" {
+		redisLevel = slog.LevelWarn
+	}
+	redislog.Route(l, redisLevel)
 	return l, nil
 }

@@ -48,6 +48,7 @@ func inbound(in whatsapp.Inbound) assistant.Inbound {
 	out := assistant.Inbound{
 		From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time,
 		ID: in.ID, ReplyTo: in.ReplyTo, Video: in.Video,
+		Forwarded: in.Forwarded, ForwardedMany: in.ForwardedMany,
 	}
 	if in.Audio != nil {
 		// Audio files other than voice notes are passed on too: the

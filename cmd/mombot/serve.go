@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/config"
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
@@ -55,6 +56,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("serve takes no arguments, got %q", strings.Join(fs.Args(), " "))
 	}
+	if err := cli.CheckListen("serve: --listen", *listen); err != nil {
+		return err
+	}
+	if *metricsListen != "" {
+		if err := cli.CheckListen("serve: --metrics-listen", *metricsListen); err != nil {
+			return err
+		}
+	}
 
 	fc, err := config.Load(cfg.configPath)
 	if err != nil {
@@ -74,7 +83,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
-		cfg.mem.wrap = m.Store
+		cfg.mem.wrap = func(s conversation.Store) (conversation.Store, error) { return m.Store(s), nil }
 		cfg.apiTransport = m.Transport
 	}
 	a, mem, store, err := cfg.open(ctx, e)

@@ -183,3 +183,20 @@ func TestServeNamesEveryMissingSecret(t *testing.T) {
 		t.Errorf("with --insecure-skip-signature the app secret is not needed: %q", errOut)
 	}
 }
+
+// A port alone where an address is wanted is a one-line usage error that
+// suggests the address, before anything is opened.
+func TestListenPortAloneSuggestsTheAddress(t *testing.T) {
+	vars := serveVars(t)
+	for _, args := range [][]string{
+		{"serve", "--listen", "8080"},
+		{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "9090"},
+		{"healthcheck", "--listen", "8080"},
+	} {
+		_, errOut, code := runCmd(t, vars, args...)
+		port := args[len(args)-1]
+		if code != 2 || !strings.Contains(errOut, "write :"+port+" (every interface) or 127.0.0.1:"+port) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("mombot %s: exit %d, stderr %q; want exit 2 and one line suggesting :%s", strings.Join(args, " "), code, errOut, port)
+		}
+	}
+}

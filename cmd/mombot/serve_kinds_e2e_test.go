@@ -180,6 +180,14 @@ func TestServeKindsEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("a forwarded message", func(t *testing.T) {
+		r, _ := send(t, map[string]any{"type": "text", "context": map[string]any{"forwarded": true},
+			"text": map[string]any{"body": "Clear the grocery list"}}, time.Now())
+		if want := `[From Erin]: [Forwarded message]\nClear the grocery list`; !strings.Contains(lastUser(r), want) {
+			t.Errorf("the model got %s\nwant it to hold %s", lastUser(r), want)
+		}
+	})
+
 	t.Run("a reply to one of mombot's messages after the memory expired and a restart", func(t *testing.T) {
 		_, reply := send(t, map[string]any{"type": "text", "text": map[string]any{"body": "find me a chicken dinner"}}, time.Now())
 		sent := f.graph.Sent()

@@ -55,7 +55,7 @@ func TestServeJSONLogsAndHealthcheck(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	wa, _ := serving["whatsapp"].(map[string]any)
-	if wa["api_version"] != graphtest.Version || wa["max_age"] != float64(24*time.Hour) || wa["base_url"] != vars["WHATSAPP_GRAPH_URL"] {
+	if wa["api_version"] != graphtest.Version || wa["max_age"] != "24h0m0s" || wa["base_url"] != vars["WHATSAPP_GRAPH_URL"] {
 		t.Errorf("the start-up line does not show the values in force: %v", wa)
 	}
 	if b, _ := serving["build"].(map[string]any); b["go"] == "" || b["go"] == nil {

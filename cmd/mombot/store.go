@@ -26,7 +26,7 @@ type memoryConfig struct {
 	mustExist         bool
 	// wrap, if set, wraps the store the memory works on (serve's
 	// metrics); the store returned to the caller is the bare one.
-	wrap func(conversation.Store) conversation.Store
+	wrap func(conversation.Store) (conversation.Store, error)
 	// readOnly is storeurl.Options.ReadOnly, for the commands that only
 	// look: they create nothing and move nothing aside.
 	readOnly bool
@@ -66,7 +66,10 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 	}
 	memStore := store
 	if c.wrap != nil {
-		memStore = c.wrap(store)
+		if memStore, err = c.wrap(store); err != nil {
+			store.Close()
+			return nil, nil, err
+		}
 	}
 	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns})
 	if err != nil {

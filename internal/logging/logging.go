@@ -97,18 +97,29 @@ type Options struct {
 }
 
 // New returns a logger writing to w with the options (nil means the
-// defaults). The logger is safe for concurrent use, as slog's handlers
+// defaults). Durations are written as strings like "24h0m0s" in either
+// format. The logger is safe for concurrent use, as slog's handlers
 // are; w must be too, or be written by this logger only.
 func New(w io.Writer, opts *Options) *slog.Logger {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	ho := &slog.HandlerOptions{Level: o.Level}
+	ho := &slog.HandlerOptions{Level: o.Level, ReplaceAttr: durationString}
 	if ResolveFormat(o.Format, w) == JSON {
 		return slog.New(slog.NewJSONHandler(w, ho))
 	}
 	return slog.New(slog.NewTextHandler(w, ho))
+}
+
+// durationString writes a duration as Go writes it, "24h0m0s", which the
+// text format does already and JSON would write as a number of
+// nanoseconds (86400000000000) nobody reads at a glance.
+func durationString(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 // ResolveFormat returns the format records written to w get: f itself,

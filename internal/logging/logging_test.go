@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/internal/logging"
 )
@@ -147,3 +148,33 @@ func TestLevel(t *testing.T) {
 		t.Errorf("at warn: %q, want the WARN line only", buf.String())
 	}
 }
+
+// Durations read the same in both formats, as Go writes them: "24h0m0s",
+// not JSON's 86400000000000 nanoseconds, also inside a group and from a
+// LogValuer.
+func TestDurationsAreStrings(t *testing.T) {
+	for _, f := range []logging.Format{logging.JSON, logging.Text} {
+		var buf bytes.Buffer
+		logging.New(&buf, &logging.Options{Format: f}).Info("serving",
+			"took", 1500*time.Millisecond,
+			slog.Group("whatsapp", "max_age", 24*time.Hour),
+			"window", durationValuer(30*time.Minute))
+		got := buf.String()
+		if f == logging.JSON {
+			m := jsonRecord(t, strings.TrimSpace(got))
+			if m["took"] != "1.5s" || m["whatsapp"].(map[string]any)["max_age"] != "24h0m0s" || m["window"] != "30m0s" {
+				t.Errorf("JSON record: %s, want took 1.5s, whatsapp.max_age 24h0m0s and window 30m0s as strings", got)
+			}
+			continue
+		}
+		for _, want := range []string{"took=1.5s", "whatsapp.max_age=24h0m0s", "window=30m0s"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("text record %q lacks %s", got, want)
+			}
+		}
+	}
+}
+
+type durationValuer time.Duration
+
+func (d durationValuer) LogValue() slog.Value { return slog.DurationValue(time.Duration(d)) }

@@ -18,11 +18,13 @@ import (
 )
 
 // Logger adapts a *slog.Logger to go-redis's logger interface: each line
-// becomes one record at warn, with the message "go-redis: " and go-redis's
-// text (its own "redis: " prefix dropped). A nil Log means slog.Default().
-// It is safe for concurrent use if the slog.Logger is, as slog's are.
+// becomes one record at Level, with the message "go-redis: " and
+// go-redis's text (its own "redis: " prefix dropped). A nil Log means
+// slog.Default(); a nil Level means slog.LevelWarn. It is safe for
+// concurrent use if the slog.Logger is, as slog's are.
 type Logger struct {
-	Log *slog.Logger
+	Log   *slog.Logger
+	Level slog.Leveler
 }
 
 // Printf implements go-redis's logging interface.
@@ -32,14 +34,21 @@ func (l Logger) Printf(ctx context.Context, format string, v ...any) {
 	if log == nil {
 		log = slog.Default()
 	}
-	log.WarnContext(ctx, "go-redis: "+msg)
+	level := slog.LevelWarn
+	if l.Level != nil {
+		level = l.Level.Level()
+	}
+	log.Log(ctx, level, "go-redis: "+msg)
 }
 
-// Route makes every go-redis client of the process log through l, from now
-// on; the last call wins. A nil l is ignored, as go-redis ignores it.
-func Route(l *slog.Logger) {
+// Route makes every go-redis client of the process log through l at
+// level, from now on; the last call wins. A nil l is ignored, as go-redis
+// ignores it. A command whose error says what went wrong routes them at
+// debug, since go-redis's lines (a pool that cannot dial) only come before
+// that error; a server, whose clients fail in the background, at warn.
+func Route(l *slog.Logger, level slog.Level) {
 	if l == nil {
 		return
 	}
-	goredis.SetLogger(Logger{Log: l})
+	goredis.SetLogger(Logger{Log: l, Level: level})
 }

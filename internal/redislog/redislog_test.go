@@ -68,7 +68,7 @@ func records(t *testing.T, logs string) []map[string]any {
 // logger: one JSON record at WARN with go-redis's own words.
 func TestRouteCarriesARealPoolFailure(t *testing.T) {
 	var logs syncBuffer
-	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)))
+	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)), slog.LevelWarn)
 
 	addr := closedAddr(t)
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, DialerRetries: 1, MaxRetries: -1, DialTimeout: time.Second})
@@ -98,7 +98,7 @@ func TestRouteCarriesARealPoolFailure(t *testing.T) {
 // truncated, and it says so, through the routed logger.
 func TestRouteCarriesATruncationNotice(t *testing.T) {
 	var logs syncBuffer
-	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)))
+	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)), slog.LevelWarn)
 	rdb := goredis.NewClient(&goredis.Options{Addr: closedAddr(t), DialerRetries: 1, MaxRetries: -1})
 	defer rdb.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -125,13 +125,19 @@ func TestLoggerPrintf(t *testing.T) {
 	if got := buf.String(); !strings.Contains(got, `level=WARN msg="go-redis: connection pool: x"`) {
 		t.Errorf("Printf wrote %q", got)
 	}
+	buf.Reset()
+	l.Level = slog.LevelDebug
+	l.Printf(context.Background(), "redis: connection pool: %s\n", "x")
+	if got := buf.String(); got != "" {
+		t.Errorf("Printf at debug, on a logger at info, wrote %q", got)
+	}
 }
 
 // Route(nil) leaves the logger as it was.
 func TestRouteNil(t *testing.T) {
 	var logs syncBuffer
-	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)))
-	redislog.Route(nil)
+	redislog.Route(slog.New(slog.NewJSONHandler(&logs, nil)), slog.LevelWarn)
+	redislog.Route(nil, slog.LevelWarn)
 	rdb := goredis.NewClient(&goredis.Options{Addr: closedAddr(t), DialerRetries: 1, MaxRetries: -1})
 	defer rdb.Close()
 	rdb.Set(context.Background(), "redislog-test", "v", 500*time.Microsecond)
