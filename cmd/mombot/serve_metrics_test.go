@@ -118,7 +118,8 @@ func TestServeMetrics(t *testing.T) {
 		{`mombot_reply_duration_seconds_count`, 1},
 		{`mombot_anthropic_requests_total{status="200"}`, 1},
 		{`mombot_graph_send_attempts_total{result="sent"}`, 1},
-		{`mombot_store_operation_duration_seconds_count{op="append"}`, 1},
+		{`mombot_store_operation_duration_seconds_count{kind="conversations",op="put"}`, 1},
+		{`mombot_store_operation_duration_seconds_count{kind="usage",op="put"}`, 1},
 	}
 	for _, m := range moved {
 		if got := after[m.sample] - before[m.sample]; got != m.by {

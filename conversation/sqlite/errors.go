@@ -21,6 +21,7 @@ var ErrCorrupt = errors.New("the database is damaged or is not an SQLite databas
 // carry the primary one in their low byte: SQLITE_IOERR_SHMSIZE is 4874 =
 // 19<<8 | 10.
 const (
+	codeBusy     = 5  // SQLITE_BUSY
 	codeReadOnly = 8  // SQLITE_READONLY
 	codeIOErr    = 10 // SQLITE_IOERR and its extended codes
 	codeCorrupt  = 11 // SQLITE_CORRUPT
@@ -84,4 +85,10 @@ func (s *Store) translate(err error) error {
 		return &plainError{conversation.ErrReadOnly, fmt.Sprintf("%s or its folder cannot be written; check their owner and permissions and that the disk is not mounted read-only", s.path), err}
 	}
 	return err
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == codeBusy
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
+	"time"
 	"path"
 )
 
@@ -88,38 +90,61 @@ func version(ctx context.Context, q querier) (int, error) {
 // current. Then it turns WAL on, which only a database known to be mombot's
 // gets.
 func (s *Store) migrate(ctx context.Context, log *slog.Logger) error {
+	if err := s.setUp(ctx, log); err != nil {
+		return err
+	}
+	// WAL lets readers and the writer work at once; it is a property of
+	// the file, and cannot change inside a transaction. Switching needs
+	// the file to itself, and SQLite answers SQLITE_BUSY at once, without
+	// its busy handler, while another process holds it (two opening a new
+	// file together): try again until the busy timeout.
+	var mode string
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode)
+		if err == nil {
+			break
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(10+rand.IntN(40)) * time.Millisecond):
+		}
+	}
+	if mode != "wal" {
+		return fmt.Errorf("journal mode is %q, not wal", mode)
+	}
+	return nil
+}
+
+// setUp applies the migrations the database lacks in one transaction, which
+// it ends before returning: an open transaction would hold the lock that
+// switching to WAL needs, this process's own switch included.
+func (s *Store) setUp(ctx context.Context, log *slog.Logger) error {
 	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE, see open
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	v, err := version(ctx, tx)
-	if err != nil {
+	if err != nil || v == len(migrations) {
 		return err
 	}
-	if v < len(migrations) {
-		for i, m := range migrations[v:] {
-			if _, err := tx.ExecContext(ctx, m); err != nil {
-				return fmt.Errorf("migration %d: %w", v+i+1, err)
-			}
+	for i, m := range migrations[v:] {
+		if _, err := tx.ExecContext(ctx, m); err != nil {
+			return fmt.Errorf("migration %d: %w", v+i+1, err)
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = %d`, appID, len(migrations))); err != nil {
-			return err
-		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		log.Info("sqlite: set up the database schema", "path", s.path, "from", v, "to", len(migrations))
 	}
-	// WAL lets readers and the writer work at once; it is a property of
-	// the file, and cannot change inside a transaction.
-	var mode string
-	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); err != nil {
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA application_id = %d; PRAGMA user_version = %d`, appID, len(migrations))); err != nil {
 		return err
 	}
-	if mode != "wal" {
-		return fmt.Errorf("journal mode is %q, not wal", mode)
+	if err := tx.Commit(); err != nil {
+		return err
 	}
+	log.Info("sqlite: set up the database schema", "path", s.path, "from", v, "to", len(migrations))
 	return nil
 }
 
