@@ -321,6 +321,9 @@ type Reply struct {
 	// Options.FallbackModel when the message fell back to it; empty when
 	// no API call answered.
 	Model string
+	// Stored reports whether the turn was saved to the sender's
+	// conversation, so that the next message remembers it.
+	Stored bool
 }
 
 // SystemName is what the system sender (conversation.SystemSender) is
@@ -473,6 +476,6 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		"fallback", t.onFallback,
 		"duration", a.now().Sub(start),
 	)
-	reply.Usage, reply.ToolRounds, reply.Model = t.usage, t.rounds, t.model
+	reply.Usage, reply.ToolRounds, reply.Model, reply.Stored = t.usage, t.rounds, t.model, t.stored
 	return reply, err
 }
