@@ -238,7 +238,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
 	// The static prefix's size, estimated at 4 bytes to a token, decides
 	// whether it gets a breakpoint of its own.
-	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / 4
+	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / bytesPerToken
 	a.staticTTL = staticTTL(o.CacheTTL, a.staticTokens, a.minCache)
 	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), a.staticTTL)
 	if fb := strings.TrimSpace(o.FallbackModel); fb != "" && fb != o.Model {
