@@ -102,10 +102,11 @@
 // # Order
 //
 // Messages from one sender are handled one at a time, in arrival order,
-// through a [delivery.Locker]; different senders run in parallel.
-// [delivery.Local] does this within one process, the Redis one across
-// replicas; a caller that holds the sender's lock already (the WhatsApp
-// server) passes it down with [delivery.WithLock], so it is taken once.
+// under the sender's lock; different senders run in parallel.
+// [Assistant.Handle] takes the lock from Options.Locker ([delivery.Local]
+// by default, for one process). A caller that holds it already, the
+// delivery pipeline with its lock shared by replicas, hands it to
+// [Assistant.HandleLocked], so that it is taken once.
 //
 // # Performance
 //

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/delivery"
 )
 
 // exchange is a message sent from the page whose reply is awaited.
@@ -203,16 +202,16 @@ func (s *Server) answer(p *person, ex *exchange, in assistant.Inbound) {
 	s.log.Info("web: message answered", "person", p.Name, "stored", reply.Stored, "failed", err != nil, "duration", time.Since(start).Round(time.Millisecond).String())
 }
 
-// handle answers in under the sender's lock, which it passes down so that
-// the assistant does not take it again.
+// handle answers in under the sender's lock, which it hands to the
+// assistant so that it does not take it again.
 func (s *Server) handle(p *person, in assistant.Inbound) (assistant.Reply, error) {
-	held, unlock, err := delivery.Lock(s.base, s.o.Locker, p.Key)
+	held, unlock, err := s.o.Locker.Lock(s.base, p.Key)
 	if err != nil {
 		err = fmt.Errorf("web: waiting for %s's previous message: %w", p.Name, err)
 		return assistant.Reply{Text: assistant.ErrorMessage(err)}, err
 	}
 	defer unlock()
-	return s.o.Assistant.Handle(delivery.WithLock(s.base, p.Key, held), in)
+	return s.o.Assistant.HandleLocked(s.base, held, in)
 }
 
 // attach reads the form's "attachment" file, if any, into in: a picture
@@ -265,7 +264,7 @@ func (s *Server) clear(w http.ResponseWriter, r *http.Request, sess session) {
 		s.fail(w, r, sess, http.StatusNotFound, "There is nobody by that name in the family.")
 		return
 	}
-	_, unlock, err := delivery.Lock(r.Context(), s.o.Locker, p.Key)
+	_, unlock, err := s.o.Locker.Lock(r.Context(), p.Key)
 	if err != nil {
 		s.fail(w, r, sess, http.StatusServiceUnavailable, "A message is being answered; try again in a moment.")
 		return

@@ -26,10 +26,10 @@ import (
 )
 
 // Assistant answers a person's message: *assistant.Assistant, the one the
-// WhatsApp messages go to. Handle takes the sender's lock unless ctx
-// carries it ([delivery.WithLock]), and always returns a reply to show.
+// WhatsApp messages go to. HandleLocked runs under the sender's lock, held,
+// which the caller holds, and always returns a reply to show.
 type Assistant interface {
-	Handle(ctx context.Context, in assistant.Inbound) (assistant.Reply, error)
+	HandleLocked(ctx, held context.Context, in assistant.Inbound) (assistant.Reply, error)
 }
 
 // Person is a family member the admin can chat as.
