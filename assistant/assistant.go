@@ -61,11 +61,9 @@ type Options struct {
 	Location *time.Location
 	// Tools are the tools offered to the model; nil means none.
 	Tools *Registry
-	// Locker serialises each sender's messages; nil means a new
-	// [delivery.Local]. Replicas of one deployment share one Locker (on
-	// Redis). When the caller of Handle holds the sender's lock already
-	// and says so with [delivery.WithLock], as the WhatsApp server does,
-	// that lock is used and not taken again.
+	// Locker serialises each sender's messages in Handle; nil means a
+	// new [delivery.Local]. A caller that holds the sender's lock already
+	// (the delivery pipeline) calls HandleLocked, which takes none.
 	Locker delivery.Locker
 	// Logger receives one record per message handled and the detail of
 	// every failure; nil means no logging. Phones are masked and keys are
@@ -244,7 +242,7 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 	a.window, a.ttl, a.minCache = win, o.CacheTTL, MinCacheableTokens(o.Model)
 	// The static prefix's size, estimated at 4 bytes to a token, decides
 	// whether it gets a breakpoint of its own.
-	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / 4
+	a.staticTokens = len(renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), "")) / bytesPerToken
 	a.staticTTL = staticTTL(o.CacheTTL, a.staticTokens, a.minCache)
 	a.prefix = renderPrefix(o.Model, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), a.staticTTL)
 	if fb := strings.TrimSpace(o.FallbackModel); fb != "" && fb != o.Model {
@@ -327,6 +325,9 @@ type Reply struct {
 	// Options.FallbackModel when the message fell back to it; empty when
 	// no API call answered.
 	Model string
+	// Stored reports whether the turn was saved to the sender's
+	// conversation, so that the next message remembers it.
+	Stored bool
 }
 
 // SystemName is what the system sender (conversation.SystemSender) is
@@ -381,7 +382,30 @@ func (a *Assistant) configured(phone string) Person {
 // nothing. The usage of every call that returned a message is added to the
 // usage ledger (see [Options].Ledger) on every path, failures and refusals
 // included, except for the system sender.
+//
+// Handle takes the sender's lock from Options.Locker for the while, so that
+// one sender's messages are handled one at a time; a caller that holds it
+// already calls [Assistant.HandleLocked].
 func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
+	return a.handle(ctx, nil, in)
+}
+
+// HandleLocked is [Assistant.Handle] for a caller that holds the sender's
+// lock: held is that lock as [delivery.Locker.Lock] returned it, done once
+// the lock is no longer held. When held ends (a lock shared by replicas
+// lost to another holder, who answers the message), HandleLocked stops and
+// saves nothing.
+func (a *Assistant) HandleLocked(ctx, held context.Context, in Inbound) (Reply, error) {
+	if held == nil {
+		err := errors.New("assistant: handle: no lock held")
+		return Reply{Text: ErrorMessage(err)}, err
+	}
+	return a.handle(ctx, held, in)
+}
+
+// handle handles in under held, the sender's lock, or with held nil under
+// the lock it takes from the Locker.
+func (a *Assistant) handle(ctx, held context.Context, in Inbound) (Reply, error) {
 	start := a.now()
 	log := a.log.With("phone", phone.Mask(in.From))
 	if err := conversation.CheckPhone(in.From); err != nil {
@@ -403,14 +427,17 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 	// The lock is taken before anything slow, such as encoding a photo,
 	// so that the sender's messages take it in the order they came.
 	system := in.From == conversation.SystemSender
-	if !system {
-		held, unlock, err := delivery.Lock(ctx, a.locker, in.From)
+	if held == nil && !system {
+		var unlock func()
+		held, unlock, err = a.locker.Lock(ctx, in.From)
 		if err != nil {
 			log.Warn("assistant: waiting for the sender's previous message", "err", err)
 			err = fmt.Errorf("assistant: handle: lock: %w", err)
 			return Reply{Text: ErrorMessage(err)}, err
 		}
 		defer unlock()
+	}
+	if held != nil {
 		// A lock shared by replicas may be lost (its holder cut off from
 		// Redis); the next holder answers, so this one stops, saving
 		// nothing.
@@ -479,6 +506,6 @@ func (a *Assistant) Handle(ctx context.Context, in Inbound) (Reply, error) {
 		"fallback", t.onFallback,
 		"duration", a.now().Sub(start),
 	)
-	reply.Usage, reply.ToolRounds, reply.Model = t.usage, t.rounds, t.model
+	reply.Usage, reply.ToolRounds, reply.Model, reply.Stored = t.usage, t.rounds, t.model, t.stored
 	return reply, err
 }

@@ -50,8 +50,8 @@ func TestTextReply(t *testing.T) {
 	}
 
 	turns := e.turns(erin)
-	if len(turns) != 1 || len(turns[0].Messages) != 2 {
-		t.Fatalf("stored %d turns: %+v", len(turns), turns)
+	if len(turns) != 1 || len(turns[0].Messages) != 2 || !r.Stored {
+		t.Fatalf("stored %d turns (Reply.Stored %v): %+v", len(turns), r.Stored, turns)
 	}
 	var u assistant.Usage
 	if err := json.Unmarshal(turns[0].Extra["usage"], &u); err != nil || u.Calls != 1 || u.OutputTokens == 0 {
@@ -301,8 +301,8 @@ func TestAPIFailure(t *testing.T) {
 			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.code {
 				t.Fatalf("err = %v, want an *anthropic.Error with status %d", err, tt.code)
 			}
-			if e.turns(erin) != nil {
-				t.Errorf("a failed first call stored a turn")
+			if e.turns(erin) != nil || r.Stored {
+				t.Errorf("a failed first call stored a turn, or says so (Reply.Stored %v)", r.Stored)
 			}
 			log := e.logs.String()
 			for _, k := range []string{"status=" + strconv.Itoa(tt.code), "request_id=req_fake_", "error_type=" + tt.resp.Error.Type} {
@@ -327,8 +327,8 @@ func TestAPIFailureAfterToolRound(t *testing.T) {
 		t.Fatalf("reply %q, err %v; want %q", r.Text, err, want)
 	}
 	h := e.history(erin)
-	if len(h) != 3 || h[2].Role != conversation.RoleUser || toolResults(t, h[2])[0].IsError {
-		t.Fatalf("partial turn = %s", dump(h))
+	if len(h) != 3 || h[2].Role != conversation.RoleUser || toolResults(t, h[2])[0].IsError || !r.Stored {
+		t.Fatalf("partial turn (Reply.Stored %v) = %s", r.Stored, dump(h))
 	}
 	e.srv.Enqueue(anthropictest.Text("Milk is on the list."))
 	e.mustHandle(erin, "did it work?")

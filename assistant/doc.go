@@ -33,7 +33,11 @@
 // they reach the model's minimum cacheable length, one at the end of the
 // history whose lifetime is chosen per person from their pauses
 // ([Options].CacheTTL), and the top-level automatic one. A prompt too long
-// for the model shrinks the window once. The usage of every call (input,
+// for the model shrinks the window once. A turn over its share of the
+// window (WindowOptions.MaxTokens / MinTurns tokens, at 4 bytes a token) is
+// sent in a shortened form that depends only on the stored turn (shorten.go),
+// so that one message of many long tool rounds does not ride along with
+// every later one, and the cache still serves it. The usage of every call (input,
 // output, cache creation and cache read tokens) is logged and stored on
 // the turn under the key "usage". docs/prompt-cache.md explains the
 // choices; TestCacheScenarioDoneWhen holds them to their measured cost.
@@ -41,7 +45,9 @@
 // # Failures
 //
 // A tool that fails, panics, gets malformed input or does not exist gives
-// the model a tool_result with is_error set, and the loop goes on. A
+// the model a tool_result with is_error set, and the loop goes on. An input
+// over [MaxToolInput] is not run (the model is told to split it) and a
+// result over [MaxToolResult] is cut. A
 // tool_use whose input is not a JSON object is stored and sent back with
 // the input {}, since the API refuses any other in a request. When the
 // API fails, the person gets a short, kind reply and the log gets the
@@ -96,10 +102,11 @@
 // # Order
 //
 // Messages from one sender are handled one at a time, in arrival order,
-// through a [delivery.Locker]; different senders run in parallel.
-// [delivery.Local] does this within one process, the Redis one across
-// replicas; a caller that holds the sender's lock already (the WhatsApp
-// server) passes it down with [delivery.WithLock], so it is taken once.
+// under the sender's lock; different senders run in parallel.
+// [Assistant.Handle] takes the lock from Options.Locker ([delivery.Local]
+// by default, for one process). A caller that holds it already, the
+// delivery pipeline with its lock shared by replicas, hands it to
+// [Assistant.HandleLocked], so that it is taken once.
 //
 // # Performance
 //

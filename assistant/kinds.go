@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,30 +124,6 @@ func checkDocument(d *Document) (docKind, error) {
 		mt = "no media type"
 	}
 	return docNone, fmt.Errorf("%w: %s (%s)", apology.ErrDocumentType, documentName(d.Filename), mt)
-}
-
-// pdfPage matches a page object's type, "/Type /Page" but not the page
-// tree's "/Type /Pages".
-var pdfPage = regexp.MustCompile(`/Type\s*/Page([^s]|$)`)
-
-// checkPDF checks a PDF against the API's limits. The page count is that
-// of the page objects written in the clear; a PDF that keeps them in
-// compressed object streams counts none, and the API's own check then
-// applies.
-func checkPDF(data []byte) error {
-	head := data[:min(len(data), 1024)]
-	switch {
-	case !bytes.Contains(head, []byte("%PDF-")):
-		return fmt.Errorf("%w: not a PDF (no %%PDF- header)", apology.ErrDocumentType)
-	case len(data) > MaxPDFBytes:
-		return fmt.Errorf("%w: a PDF of %d bytes, the limit is %d", apology.ErrDocumentTooLarge, len(data), MaxPDFBytes)
-	case bytes.Contains(data, []byte("/Encrypt")):
-		return fmt.Errorf("%w: the PDF is encrypted", apology.ErrDocumentLocked)
-	}
-	if n := len(pdfPage.FindAllIndex(data, MaxPDFPages+1)); n > MaxPDFPages {
-		return fmt.Errorf("%w: more than %d pages", apology.ErrDocumentTooLarge, MaxPDFPages)
-	}
-	return nil
 }
 
 // documentName returns a file name fit to show the model and to store in

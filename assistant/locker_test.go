@@ -57,9 +57,9 @@ func TestOneSenderAtATime(t *testing.T) {
 	}
 }
 
-// A message whose caller holds the sender's lock and passes it down
-// (delivery.WithLock) is handled under that lock, not after it; and once
-// that lock is lost, the assistant stops and saves nothing.
+// A message whose caller holds the sender's lock and hands it over
+// (HandleLocked) is handled under that lock, not after it; and once that
+// lock is lost, the assistant stops and saves nothing.
 func TestHeldLockPassedDown(t *testing.T) {
 	e := newEnv(t, nil)
 	held, unlock, err := e.a.Locker().Lock(context.Background(), erin)
@@ -69,7 +69,7 @@ func TestHeldLockPassedDown(t *testing.T) {
 	e.srv.Enqueue(anthropictest.Text("ok"))
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.a.Handle(delivery.WithLock(context.Background(), erin, held), assistant.Inbound{From: erin, Text: "hi"})
+		_, err := e.a.HandleLocked(context.Background(), held, assistant.Inbound{From: erin, Text: "hi"})
 		done <- err
 	}()
 	select {
@@ -87,11 +87,17 @@ func TestHeldLockPassedDown(t *testing.T) {
 	lost, lose := context.WithCancelCause(context.Background())
 	lose(delivery.ErrLockLost)
 	e.srv.Enqueue(anthropictest.Text("never"))
-	if _, err := e.a.Handle(delivery.WithLock(context.Background(), erin, lost), assistant.Inbound{From: erin, Text: "again"}); err == nil {
+	if _, err := e.a.HandleLocked(context.Background(), lost, assistant.Inbound{From: erin, Text: "again"}); err == nil {
 		t.Error("Handle under a lost lock succeeded")
 	}
 	if h := e.history(erin); len(h) != 2 {
 		t.Errorf("history has %d messages after a lost lock, want the earlier turn only", len(h))
+	}
+	if _, err := e.a.HandleLocked(context.Background(), nil, assistant.Inbound{From: erin, Text: "no lock"}); err == nil {
+		t.Error("HandleLocked without a lock succeeded")
+	}
+	if h := e.history(erin); len(h) != 2 {
+		t.Errorf("history has %d messages after a message without a lock, want the earlier turn only", len(h))
 	}
 	unlock()
 }

@@ -303,10 +303,11 @@ func toolResults(uses []toolUse, result func(toolUse) (string, bool)) conversati
 
 // assistantContent returns the content of a response as it will be sent
 // back and stored, and its tool calls. The blocks are kept byte for byte,
-// except what the API refuses in a request: text blocks with no visible
-// text are dropped, and a tool_use input that is not a JSON object is
-// replaced by {} (the call itself keeps it, so that it is refused with an
-// error result). Content left empty is returned as nil.
+// except what the API refuses in a request and what is not run: text
+// blocks with no visible text are dropped, and a tool_use input that is
+// not a JSON object, or is over MaxToolInput, is replaced by {} (the call
+// itself keeps it, so that it is refused with an error result that says
+// why). Content left empty is returned as nil.
 func assistantContent(raw json.RawMessage) (json.RawMessage, []toolUse, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil, nil
@@ -333,10 +334,12 @@ func assistantContent(raw json.RawMessage) (json.RawMessage, []toolUse, error) {
 				return nil, nil, fmt.Errorf("content block %d: tool_use without id or name", i)
 			}
 			// The tool gets the input as given, and refuses it if it is
-			// not an object; the block is kept with the input {}, which
-			// the API accepts when the turn is sent again.
+			// not an object or too large; the block is kept with the
+			// input {}, which the API accepts when the turn is sent
+			// again, and which does not carry megabytes into every later
+			// request.
 			uses = append(uses, toolUse{ID: b.ID, Name: b.Name, Input: b.Input})
-			if !isObject(b.Input) {
+			if !isObject(b.Input) || len(b.Input) > MaxToolInput {
 				if rb, err = withEmptyInput(rb); err != nil {
 					return nil, nil, fmt.Errorf("content block %d: %w", i, err)
 				}

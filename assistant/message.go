@@ -90,6 +90,26 @@ func userMessage(in Inbound, mediaType string, doc docKind, words said, p Person
 	return conversation.UserText(head + " " + text), nil
 }
 
+// CutHeader splits the text of a person's message as the assistant
+// stores it, "[local time] [From NAME]: words" (see userMessage), into the
+// time as written, the name and the words; ok is false, and words is
+// text, for a text that does not start so.
+func CutHeader(text string) (sentAt, from, words string, ok bool) {
+	rest, found := strings.CutPrefix(text, "[")
+	if !found {
+		return "", "", text, false
+	}
+	sentAt, rest, found = strings.Cut(rest, "] [From ")
+	if !found || strings.Contains(sentAt, "]") {
+		return "", "", text, false
+	}
+	from, words, found = strings.Cut(rest, "]:")
+	if !found {
+		return "", "", text, false
+	}
+	return sentAt, from, strings.TrimPrefix(words, " "), true
+}
+
 // imageType returns the media type to send for img. The bytes decide when
 // they are a supported type, since phones mislabel pictures and the API
 // rejects a type that does not match the data; otherwise the declared type

@@ -120,9 +120,18 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return t, ok
 }
 
-// maxToolResult bounds the text of one tool result, so that one chatty tool
-// cannot fill the context window of every later request of a conversation.
-const maxToolResult = 32 << 10
+// Bounds of one tool call, so that one message's tool rounds cannot fill
+// the context window of its later requests or the stored conversation.
+// MaxToolInput bounds the input the model gives a tool, as JSON: a larger
+// call is not run, the model is told to split it, and the call is kept
+// with the input {} (see assistantContent). A real model's input is
+// bounded by max_tokens anyway (4096 tokens, some 16 KB of JSON, by
+// default). MaxToolResult bounds the text a tool returns (or its error):
+// a longer one is cut, marked "[result truncated]".
+const (
+	MaxToolInput  = 16 << 10
+	MaxToolResult = 32 << 10
+)
 
 // errPanic marks a recovered panic in a tool.
 var errPanic = errors.New("the tool failed unexpectedly")
@@ -133,6 +142,10 @@ func (r *Registry) run(ctx context.Context, use toolUse, call Call) (out string,
 	t, ok := r.Lookup(use.Name)
 	if !ok {
 		return fmt.Sprintf("There is no tool named %q.", use.Name), true, fmt.Errorf("unknown tool %q", use.Name)
+	}
+	if len(use.Input) > MaxToolInput {
+		return fmt.Sprintf("Not run: the input was %d bytes, over the limit of %d bytes for one tool call. Split it into smaller calls.", len(use.Input), MaxToolInput),
+			true, fmt.Errorf("tool %q: input of %d bytes is over the limit of %d", use.Name, len(use.Input), MaxToolInput)
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(use.Input, &obj) != nil || obj == nil {
@@ -158,8 +171,8 @@ func clip(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "(no output)"
 	}
-	if len(s) > maxToolResult {
-		cut := maxToolResult
+	if len(s) > MaxToolResult {
+		cut := MaxToolResult
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

@@ -167,7 +167,7 @@ const maxGaps = 32
 type window struct {
 	loaded bool                // the turns are the stored ones
 	paused bool                // the gap before this message outlived a 5m entry
-	turns  []conversation.Turn // the stored turns, oldest first
+	turns  []conversation.Turn // the stored turns, oldest first, oversized ones shortened
 	start  int                 // the first turn sent
 	jumped bool                // the start is not where the last message's was
 	rec    windowRecord        // the record of the last turn, with this gap counted
@@ -194,8 +194,9 @@ func lastRecord(turns []conversation.Turn) (windowRecord, bool) {
 // planWindow returns the window for a message sent at now to a
 // conversation c, by the marks of o.
 func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *window {
-	w := &window{loaded: true, turns: c.Turns, perTok: 0.25}
-	n := len(c.Turns)
+	// Turns too large on their own are counted and sent shortened.
+	w := &window{loaded: true, turns: shortTurns(c.Turns, turnLimit(o)), perTok: 0.25}
+	n := len(w.turns)
 	rec, ok := lastRecord(c.Turns)
 	if rec.PromptTokens > 0 && rec.PromptBytes > 0 {
 		// Kept to what text can be: a request with a photo counts
@@ -230,10 +231,10 @@ func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *wi
 		return w
 	case start < 0, // the store dropped the turn the window started at
 		n-start > o.MaxTurns,
-		w.tokens(c.Turns[start:]) > o.MaxTokens && n-start > o.MinTurns:
+		w.tokens(w.turns[start:]) > o.MaxTokens && n-start > o.MinTurns:
 		w.jumped = true
 		start = max(0, n-o.LowTurns)
-		for n-start > o.MinTurns && w.tokens(c.Turns[start:]) > o.LowTokens {
+		for n-start > o.MinTurns && w.tokens(w.turns[start:]) > o.LowTokens {
 			start++
 		}
 	}

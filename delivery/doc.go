@@ -20,7 +20,7 @@
 //	   │       or in another replica; it holds the sender's Locker lock and
 //	   │       takes the head of the sender's queue (Peek)
 //	   ▼
-//	answering ── Handler.Answer, ctx carrying the lock ── ErrSkip (too old,
+//	answering ── Handler.Answer, given the lock held ──── ErrSkip (too old,
 //	   │         lock lost or shutdown: stays queued       unreadable) ──────┐
 //	   ▼                                                                    │
 //	reply in hand ── Handler.Send ── ErrTemporary: the rest is kept in the  │
@@ -62,6 +62,7 @@
 //   - Shutdown answers what was accepted, for as long as its context
 //     allows; what is left stays queued for the next start.
 //
-// The per-sender lock is passed down to the Handler with [WithLock], so
-// that what it calls (the assistant) uses it rather than taking it again.
+// The per-sender lock is handed to [Handler.Answer] as a parameter, so
+// that what it calls (the assistant) runs under it rather than taking it
+// again.
 package delivery

@@ -131,15 +131,14 @@ func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Mes
 // process's memory of m should the drain stop, or Done fail.
 func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st state) bool {
 	// Once the lock is lost the next holder answers the message: going on
-	// would answer it twice. The Handler finds the sender's lock held.
+	// would answer it twice.
 	ctx, cancel := context.WithCancel(p.ctx)
 	defer cancel()
 	defer context.AfterFunc(held, cancel)()
-	ctx = WithLock(ctx, m.Key, held)
 	parts := st.parts
 	if st.phase != phaseAnswered {
 		var err error
-		parts, err = p.h.Answer(ctx, m)
+		parts, err = p.h.Answer(ctx, held, m)
 		switch {
 		case ctx.Err() != nil:
 			if held.Err() != nil {

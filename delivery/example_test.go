@@ -17,7 +17,7 @@ type echo struct {
 	sent []string
 }
 
-func (*echo) Answer(ctx context.Context, m delivery.Message) ([]string, error) {
+func (*echo) Answer(ctx, held context.Context, m delivery.Message) ([]string, error) {
 	return []string{"you said " + string(m.Body)}, nil
 }
 

@@ -8,9 +8,9 @@ import (
 
 // Locker hands out one lock per sender, so that one person's messages are
 // handled one at a time: the [Pipeline] holds it while it answers a
-// sender's messages, and the assistant while it loads and saves the
-// sender's conversation. [Local] serves one process; one on Redis
-// (delivery/redis) serves every replica that shares the Redis.
+// sender's messages, and hands it to its [Handler]. [Local] serves one
+// process; one on Redis (delivery/redis) serves every replica that shares
+// the Redis.
 //
 // Lock blocks until the lock for key is held or ctx is done, in which case
 // it returns an error wrapping ctx's and nothing is held. held is done once
@@ -21,10 +21,6 @@ import (
 // done under the lock, and stops when it is done; held does not end with
 // ctx. The returned unlock releases the lock; calling it again is
 // harmless. Implementations must be safe for concurrent use.
-//
-// A holder passes the lock down to the code it calls with [WithLock]; code
-// that needs the lock looks there first ([HeldLock]), so that the sender's
-// lock is taken once and not waited for by its own holder.
 type Locker interface {
 	Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error)
 }
@@ -121,38 +117,4 @@ func (l *Local) leave(key string, me chan struct{}) {
 			return
 		}
 	}
-}
-
-type heldKey struct{}
-
-type heldLock struct {
-	key  string
-	held context.Context
-}
-
-// WithLock returns a copy of ctx that tells the code it is passed to that
-// its caller holds key's lock, and until when: held, as [Locker.Lock]
-// returned it.
-func WithLock(ctx context.Context, key string, held context.Context) context.Context {
-	return context.WithValue(ctx, heldKey{}, heldLock{key: key, held: held})
-}
-
-// HeldLock returns the held context of key's lock if ctx comes from its
-// holder (see [WithLock]).
-func HeldLock(ctx context.Context, key string) (held context.Context, ok bool) {
-	h, ok := ctx.Value(heldKey{}).(heldLock)
-	if !ok || h.key != key {
-		return nil, false
-	}
-	return h.held, true
-}
-
-// Lock takes key's lock from l, unless ctx comes from a holder of it (see
-// [WithLock]), in which case it returns that lock and an unlock that does
-// nothing: the holder releases it.
-func Lock(ctx context.Context, l Locker, key string) (held context.Context, unlock func(), err error) {
-	if held, ok := HeldLock(ctx, key); ok {
-		return held, func() {}, nil
-	}
-	return l.Lock(ctx, key)
 }

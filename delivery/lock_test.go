@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/delivery/deliverytest"
@@ -133,40 +132,5 @@ func TestLocalHeld(t *testing.T) {
 	wg.Wait()
 	if n != 50 {
 		t.Errorf("n = %d, want 50", n)
-	}
-}
-
-// TestLockPassedDown: code that needs a sender's lock, called by its
-// holder with WithLock, uses the holder's lock instead of waiting for it;
-// another key, or a context without it, takes the lock as usual.
-func TestLockPassedDown(t *testing.T) {
-	var l delivery.Local
-	ctx := context.Background()
-	held, unlock, err := l.Lock(ctx, "+1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	inner := delivery.WithLock(ctx, "+1", held)
-	h, u, err := delivery.Lock(inner, &l, "+1")
-	if err != nil || h != held {
-		t.Fatalf("Lock under the holder's context = %v, %v; want the holder's lock", h, err)
-	}
-	u() // does nothing: the holder releases the lock
-	if l.Queued("+1") != 1 {
-		t.Fatalf("the inner unlock released the holder's lock")
-	}
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer cancel()
-	if _, _, err := delivery.Lock(cctx, &l, "+1"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock without the holder's context = %v, want it to wait", err)
-	}
-	if _, u2, err := delivery.Lock(inner, &l, "+2"); err != nil {
-		t.Fatal(err)
-	} else {
-		u2()
-	}
-	unlock()
-	if held.Err() == nil {
-		t.Error("held is not done after unlock")
 	}
 }

@@ -14,9 +14,10 @@ import (
 
 // Handler answers and sends the messages of a [Pipeline].
 //
-// Answer works out the reply to m, as parts to send in order; it is called
-// holding the sender's lock, which ctx carries (see [HeldLock]), and ctx
-// ends when the lock is lost or a shutdown runs out of time. An error
+// Answer works out the reply to m, as parts to send in order. It is called
+// holding the sender's lock: held is that lock, as [Locker.Lock] returned
+// it, for Answer to pass on to what must run under it (the assistant);
+// ctx ends when the lock is lost or a shutdown runs out of time. An error
 // wrapping [ErrSkip] means the message needs no reply (too old,
 // unreadable): it is done with, nothing sent. Any other error is logged and
 // the message done with too; a Handler that wants the sender told sends
@@ -31,7 +32,7 @@ import (
 // Both are called for one sender at a time and for different senders
 // concurrently.
 type Handler interface {
-	Answer(ctx context.Context, m Message) (parts []string, err error)
+	Answer(ctx context.Context, held context.Context, m Message) (parts []string, err error)
 	Send(ctx context.Context, m Message, parts []string) (sent int, err error)
 }
 

@@ -17,16 +17,20 @@ import (
 // handler is a delivery.Handler that records what it is asked and sent.
 // answer and send, when set, decide the outcome of each call.
 type handler struct {
-	mu      sync.Mutex
-	asked   []string
-	sent    []string
-	answer  func(ctx context.Context, m delivery.Message) ([]string, error)
-	send    func(m delivery.Message, parts []string) (int, error)
-	heldFor []bool // whether each Answer found its sender's lock held
+	mu     sync.Mutex
+	asked  []string
+	sent   []string
+	answer func(ctx context.Context, m delivery.Message) ([]string, error)
+	send   func(m delivery.Message, parts []string) (int, error)
+	// locker, when set, is the Pipeline's; heldFor records whether each
+	// Answer was given a lock that is held, and that locker's lock on the
+	// sender was taken then.
+	locker  *delivery.Local
+	heldFor []bool
 }
 
-func (h *handler) Answer(ctx context.Context, m delivery.Message) ([]string, error) {
-	_, held := delivery.HeldLock(ctx, m.Key)
+func (h *handler) Answer(ctx, lock context.Context, m delivery.Message) ([]string, error) {
+	held := lock != nil && lock.Err() == nil && (h.locker == nil || h.locker.Queued(m.Key) > 0)
 	h.mu.Lock()
 	h.asked = append(h.asked, m.ID)
 	h.heldFor = append(h.heldFor, held)
@@ -111,12 +115,12 @@ func shutdown(t *testing.T, p *delivery.Pipeline) {
 }
 
 // TestPipelineOrderAndDuplicates: a sender's messages are answered in the
-// order accepted, under the sender's lock passed down; a message waiting,
+// order accepted, under the sender's lock handed to Answer; a message waiting,
 // or handled (also by an earlier Pipeline on the same Inbox), is a
 // duplicate.
 func TestPipelineOrderAndDuplicates(t *testing.T) {
 	inbox := openFile(t, t.TempDir()+"/inbox.json", nil)
-	h := &handler{}
+	h := &handler{locker: &delivery.Local{}}
 	release := make(chan struct{})
 	h.answer = func(ctx context.Context, m delivery.Message) ([]string, error) {
 		if m.ID == "a1" {
@@ -124,7 +128,7 @@ func TestPipelineOrderAndDuplicates(t *testing.T) {
 		}
 		return []string{"re " + m.ID}, nil
 	}
-	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, Locker: h.locker, Logger: quiet})
 	ctx := context.Background()
 	for _, m := range []delivery.Message{deliverytest.Msg("+1", "a1"), deliverytest.Msg("+1", "a2"), deliverytest.Msg("+2", "b1"), deliverytest.Msg("+1", "a3")} {
 		if err := p.Accept(ctx, m); err != nil {
@@ -153,7 +157,7 @@ func TestPipelineOrderAndDuplicates(t *testing.T) {
 	}
 	for i, held := range h.heldFor {
 		if !held {
-			t.Errorf("Answer %d did not find its sender's lock held", i)
+			t.Errorf("Answer %d was not given its sender's lock, held", i)
 		}
 	}
 	p = delivery.New(h, &delivery.Options{Inbox: openFile(t, inbox.Path(), nil), Logger: quiet})

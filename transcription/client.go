@@ -28,9 +28,11 @@ const (
 	DefaultTimeout = time.Minute
 	// MaxUploadBytes is OpenAI's documented limit on an upload, 25 MB;
 	// Groq's free tier has the same. A voice note within the duration cap
-	// is far smaller (WhatsApp records about 16-32 kbit/s: under 1 MB for
-	// 3 minutes).
+	// is far smaller: see UploadLimit.
 	MaxUploadBytes = 25 << 20
+	// MaxBitrate is the highest average bit rate of a note sent, in bits
+	// a second: twice what WhatsApp records voice notes at (16-32 kbit/s).
+	MaxBitrate = 64000
 	// transcriptionsPath is the path of the endpoint below a base URL.
 	transcriptionsPath = "/audio/transcriptions"
 )
@@ -110,11 +112,22 @@ func New(opts Options) (*Client, error) {
 // MaxDuration returns the longest voice note the client sends.
 func (c *Client) MaxDuration() time.Duration { return c.maxDuration }
 
+// UploadLimit returns the largest request, in bytes, that a client whose
+// MaxDuration is d sends: d of audio at MaxBitrate, and 10% more, at most
+// MaxUploadBytes. For 3 minutes it is 1,584,000 bytes.
+func UploadLimit(d time.Duration) int {
+	limit := d.Milliseconds() * (MaxBitrate / 8 / 1000) * 11 / 10
+	return int(min(max(limit, 0), MaxUploadBytes))
+}
+
 // Transcribe returns the words of the voice note audio, an OGG/Opus file
 // as WhatsApp records it. It first reads the note's length from the file
 // ([Duration]): a file that is not OGG/Opus or Vorbis is refused with an
 // error wrapping apology.ErrAudioFormat, and one longer than MaxDuration
-// with an *apology.VoiceTooLongError, before anything is sent. A failed,
+// with an *apology.VoiceTooLongError, before anything is sent; so is a
+// request that would be larger than [UploadLimit] allows (audio at more
+// than MaxBitrate, or data besides the audio), with an error wrapping
+// apology.ErrAudioFormat. A failed,
 // refused or timed-out call is an error wrapping apology.ErrTranscription
 // (and an *APIError for an error answer); a transcript without words, one
 // wrapping apology.ErrVoiceEmpty. The call gives up after the client's
@@ -127,10 +140,14 @@ func (c *Client) Transcribe(ctx context.Context, audio []byte) (string, error) {
 	if d > c.maxDuration {
 		return "", fmt.Errorf("transcription: %w", &apology.VoiceTooLongError{Duration: d, Limit: c.maxDuration})
 	}
-	if len(audio) > MaxUploadBytes {
-		return "", fmt.Errorf("transcription: %w: %d bytes, over the %d-byte upload limit", apology.ErrAudioFormat, len(audio), MaxUploadBytes)
+	limit := UploadLimit(c.maxDuration)
+	if len(audio) > limit {
+		return "", fmt.Errorf("transcription: %w: %d bytes for %s of audio, over the %d bytes a note of at most %s is sent in", apology.ErrAudioFormat, len(audio), d.Round(100*time.Millisecond), limit, c.maxDuration)
 	}
 	body, contentType := c.form(audio)
+	if len(body) > limit {
+		return "", fmt.Errorf("transcription: %w: a request of %d bytes, over the %d bytes a note of at most %s is sent in", apology.ErrAudioFormat, len(body), limit, c.maxDuration)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))

@@ -77,6 +77,12 @@ func TestTranscribeRefusesBeforeSending(t *testing.T) {
 		{"over a configured 30 seconds", voiceNote(t), 5 * time.Second, apology.ErrVoiceTooLong,
 			"Sorry, that voice note is too long for me: I can listen to 5 seconds at most. Could you send a shorter one, or type it?"},
 		{"not OGG", []byte("ID3\x04\x00\x00\x00\x00\x00\x00 an mp3"), 0, apology.ErrAudioFormat, apology.AudioFormat},
+		// The finding: 7,680 s of audio (17 MB) whose positions declare
+		// 1 s was uploaded whole.
+		{"7,680 s of audio whose positions declare 1 s", repeated(t, 1065, oneSecond), 0, apology.ErrVoiceTooLong,
+			"Sorry, that voice note is too long for me: I can listen to 3 minutes at most. Could you send a shorter one, or type it?"},
+		{"7 s of audio with 2 MB in its tags", withTags(t, 2<<20), 0, apology.ErrAudioFormat, apology.AudioFormat},
+		{"7 s of audio with 100 kB in its tags, for a limit of 10 s", withTags(t, 100_000), 10 * time.Second, apology.ErrAudioFormat, apology.AudioFormat},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +105,42 @@ func TestTranscribeRefusesBeforeSending(t *testing.T) {
 	c := newClient(t, srv, transcription.Options{APIKey: key})
 	if _, err := c.Transcribe(context.Background(), withLength(t, 3*time.Minute)); err != nil {
 		t.Errorf("a note of exactly 3 minutes: %v", err)
+	}
+}
+
+// The upload is bounded by the duration cap at 64 kbit/s and 10% more:
+// 1,584,000 bytes for 3 minutes. A note of 7 s with 1.5 MB of tags fits
+// and is sent; one whose request would pass the limit by a byte is not.
+func TestTranscribeUploadLimit(t *testing.T) {
+	if got, want := transcription.UploadLimit(3*time.Minute), 1_584_000; got != want {
+		t.Errorf("UploadLimit(3m) = %d, want %d", got, want)
+	}
+	if got, want := transcription.UploadLimit(time.Hour), transcription.MaxUploadBytes; got != want {
+		t.Errorf("UploadLimit(1h) = %d, want MaxUploadBytes, %d", got, want)
+	}
+	srv := transcriptiontest.NewServer(t, key, "ok")
+	c := newClient(t, srv, transcription.Options{APIKey: key})
+	if _, err := c.Transcribe(context.Background(), withTags(t, 1_500_000)); err != nil {
+		t.Fatalf("7 s with 1.5 MB of tags: %v", err)
+	}
+	sent := srv.Requests()[0].Size
+	if sent > 1_584_000 {
+		t.Fatalf("a request of %d bytes was sent, over 1,584,000", sent)
+	}
+	// The same note with tags larger by what leaves its request over the
+	// limit (by a byte, and the lacing values and page headers the tags
+	// take).
+	over := withTags(t, 1_500_000+1_584_000-sent+1)
+	if _, err := c.Transcribe(context.Background(), over); !errors.Is(err, apology.ErrAudioFormat) {
+		t.Errorf("a request of 1,584,001 bytes: %v, want an error wrapping ErrAudioFormat", err)
+	}
+	for _, r := range srv.Requests() {
+		if r.Size > 1_584_000 {
+			t.Errorf("a request of %d bytes was sent", r.Size)
+		}
+	}
+	if n := srv.Calls(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
 }
 

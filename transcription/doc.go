@@ -8,10 +8,14 @@
 // Groq's: https://console.groq.com/docs/speech-text).
 //
 // Before anything is sent, [Duration] reads the voice note's length from
-// its OGG container (the last page's granule position, less the Opus
-// pre-skip, at 48 kHz), and [Client.Transcribe] refuses a note over
-// [Options.MaxDuration], so that a long recording costs nothing and is never
-// uploaded. WhatsApp records voice notes as OGG/Opus, which the OpenAI and
+// the audio in its OGG container: the sum of the Opus packets' durations,
+// read from each packet's TOC byte, less the pre-skip, or the last granule
+// position where that says more (the positions must never go back). So a
+// file whose positions understate its audio is measured by its audio.
+// [Client.Transcribe] refuses a note over [Options.MaxDuration], and a
+// request larger than [UploadLimit] (the cap at 64 kbit/s, and 10% more),
+// so that a long recording costs nothing and is never uploaded, and no
+// upload is larger than a note of the cap needs. WhatsApp records voice notes as OGG/Opus, which the OpenAI and
 // Groq endpoints both list among their accepted formats (flac, mp3, mp4,
 // mpeg, mpga, m4a, ogg, wav, webm), so the file is sent as it came, named
 // "voice-note.ogg" (OpenAI decides the format by the file name's

@@ -82,23 +82,23 @@ type Inbound struct {
 // Respond returns the reply to send, which may be long (the server splits
 // it) or empty (nothing is sent). The server calls Respond for one sender
 // at a time, in the order of their messages, and for different senders
-// concurrently, so implementations must be safe for concurrent use. ctx is
-// cancelled when a shutdown runs out of time, and when the sender's
-// lock is lost (the next holder answers the message). ctx carries the
-// sender's lock (see [delivery.HeldLock]), held by the server throughout.
-// On error the server logs it and sends the sender apology.Message(err);
-// the error text is never shown to
-// them.
+// concurrently, so implementations must be safe for concurrent use. held
+// is the sender's lock, held by the server throughout, as
+// [delivery.Locker.Lock] returned it, for the Responder to run under. ctx
+// is cancelled when a shutdown runs out of time, and when the sender's
+// lock is lost (the next holder answers the message). On error the server
+// logs it and sends the sender apology.Message(err); the error text is
+// never shown to them.
 type Responder interface {
-	Respond(ctx context.Context, msg Inbound) (reply string, err error)
+	Respond(ctx, held context.Context, msg Inbound) (reply string, err error)
 }
 
 // ResponderFunc adapts a function to [Responder].
-type ResponderFunc func(ctx context.Context, msg Inbound) (string, error)
+type ResponderFunc func(ctx, held context.Context, msg Inbound) (string, error)
 
-// Respond calls f(ctx, msg).
-func (f ResponderFunc) Respond(ctx context.Context, msg Inbound) (string, error) {
-	return f(ctx, msg)
+// Respond calls f(ctx, held, msg).
+func (f ResponderFunc) Respond(ctx, held context.Context, msg Inbound) (string, error) {
+	return f(ctx, held, msg)
 }
 
 // Config configures a [Server]. Fields marked required must be set; the
@@ -169,8 +169,8 @@ type Config struct {
 	// (with backoff, for up to seven days), unless MemoryFallback is set.
 	Inbox delivery.Inbox
 	// Locker serialises each sender's messages across processes; the
-	// lock is passed down to the Responder (delivery.WithLock), which
-	// need not take it again. Default: a delivery.Local, for one process.
+	// lock is handed to the Responder, which need not take it again.
+	// Default: a delivery.Local, for one process.
 	Locker delivery.Locker
 	// MemoryFallback, when the Inbox fails to take a message, holds the
 	// message in this process's memory and answers it all the same,

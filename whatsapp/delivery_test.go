@@ -134,7 +134,7 @@ func TestEachSendersMessagesInOrder(t *testing.T) {
 	var mu sync.Mutex
 	active := map[string]int{}
 	h := newHarness(t)
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		mu.Lock()
 		active[in.From]++
 		if active[in.From] > 1 {
@@ -183,7 +183,7 @@ func TestLongRepliesAreSplit(t *testing.T) {
 	h := newHarness(t)
 	para := strings.TrimSpace(strings.Repeat("Ünïcödé words count as one character each. ", 30))
 	long := strings.TrimSpace(strings.Repeat(para+"\n\n", 8))
-	h.resp.respond = func(context.Context, whatsapp.Inbound) (string, error) { return long, nil }
+	h.resp.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return long, nil }
 	h.postFile("text.json")
 	h.shutdown()
 	sent := h.bodies()
@@ -275,7 +275,7 @@ func TestWrongAccessTokenIsLogged(t *testing.T) {
 func TestFailuresGetAKindReply(t *testing.T) {
 	t.Run("responder error", func(t *testing.T) {
 		h := newHarness(t)
-		h.resp.respond = func(context.Context, whatsapp.Inbound) (string, error) {
+		h.resp.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) {
 			return "", errors.New("anthropic: 529 overloaded_error, request req_123")
 		}
 		h.postFile("text.json")
@@ -304,7 +304,7 @@ func TestFailuresGetAKindReply(t *testing.T) {
 	})
 	t.Run("empty reply", func(t *testing.T) {
 		h := newHarness(t)
-		h.resp.respond = func(context.Context, whatsapp.Inbound) (string, error) { return " \n", nil }
+		h.resp.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return " \n", nil }
 		h.postFile("text.json")
 		h.shutdown()
 		if n := h.graph.Attempts(); n != 0 {
@@ -316,7 +316,7 @@ func TestFailuresGetAKindReply(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	h := newHarness(t)
 	started, release := make(chan struct{}), make(chan struct{})
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		close(started)
 		<-release
 		return "done", nil
@@ -351,7 +351,7 @@ func TestShutdown(t *testing.T) {
 func TestShutdownDeadlineCancelsInFlight(t *testing.T) {
 	h := newHarness(t)
 	started := make(chan struct{})
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		close(started)
 		<-ctx.Done()
 		return "", ctx.Err()

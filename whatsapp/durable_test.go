@@ -25,8 +25,8 @@ func (r *recorder) texts() []string {
 
 // blockUntilStopped makes the responder signal started and then wait for
 // its context, as a model call cut off by a shutdown does.
-func blockUntilStopped(started chan<- string) func(ctx context.Context, in whatsapp.Inbound) (string, error) {
-	return func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+func blockUntilStopped(started chan<- string) func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
+	return func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		started <- in.Text
 		<-ctx.Done()
 		return "", ctx.Err()
@@ -105,7 +105,7 @@ func TestAbandonedMessageAnsweredAfterRestart(t *testing.T) {
 func TestDuplicateQueuedTwiceAnsweredOnce(t *testing.T) {
 	h := newHarness(t)
 	started, release := make(chan string, 1), make(chan struct{})
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		started <- in.Text
 		<-release
 		return "echo: " + in.Text, nil
@@ -179,7 +179,7 @@ func skippedAfterDowntime(t *testing.T, post func(h *harness)) {
 // message, and the message that panicked is not answered again.
 func TestPanicInTheResponder(t *testing.T) {
 	h := newHarness(t)
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "boom" {
 			var m map[string]int
 			m["boom"]++ // a nil map: the kind of bug that panics
@@ -260,7 +260,7 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 	var openGate sync.Once
 	t.Cleanup(func() { openGate.Do(func() { close(locker.gate) }) }) // before the harness's shutdown
 	started, release := make(chan string, 1), make(chan struct{})
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "m1" {
 			started <- in.Text
 			<-release

@@ -29,7 +29,7 @@ func Example() {
 		AppSecret:     os.Getenv("WHATSAPP_APP_SECRET"),
 		VerifyToken:   os.Getenv("WHATSAPP_VERIFY_TOKEN"),
 		Family:        map[string]string{"+1 650 555 1234": "Sheena"},
-		Responder: whatsapp.ResponderFunc(func(ctx context.Context, msg whatsapp.Inbound) (string, error) {
+		Responder: whatsapp.ResponderFunc(func(ctx, held context.Context, msg whatsapp.Inbound) (string, error) {
 			return "Hello " + msg.Name + ", you said: " + msg.Text, nil
 		}),
 		Inbox: inbox,

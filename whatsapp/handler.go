@@ -37,7 +37,7 @@ func (h handler) event(m delivery.Message) (event, error) {
 // time is as old as its receipt) or unreadable needs no reply. A panic
 // while answering is logged with its stack and the sender gets an apology,
 // so that a message that always panics does not come back forever.
-func (h handler) Answer(ctx context.Context, m delivery.Message) (parts []string, err error) {
+func (h handler) Answer(ctx, held context.Context, m delivery.Message) (parts []string, err error) {
 	s := h.s
 	log := s.log.With("id", m.ID, "from", phone.Mask(m.Key))
 	ev, err := h.event(m)
@@ -65,7 +65,7 @@ func (h handler) Answer(ctx context.Context, m delivery.Message) (parts []string
 		log.Info("whatsapp: unsupported message type")
 		reply = unsupportedReply
 	default:
-		reply = s.respond(ctx, log, ev)
+		reply = s.respond(ctx, held, log, ev)
 	}
 	return Split(reply, MaxTextLength), nil
 }

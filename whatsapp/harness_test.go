@@ -41,16 +41,21 @@ type syncBuffer = logtest.Buffer
 type recorder struct {
 	mu      sync.Mutex
 	got     []whatsapp.Inbound
-	respond func(ctx context.Context, in whatsapp.Inbound) (string, error)
+	respond func(ctx, held context.Context, in whatsapp.Inbound) (string, error)
+	// unheld counts the calls not given the sender's lock.
+	unheld int
 }
 
-func (r *recorder) Respond(ctx context.Context, in whatsapp.Inbound) (string, error) {
+func (r *recorder) Respond(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 	r.mu.Lock()
 	r.got = append(r.got, in)
+	if held == nil {
+		r.unheld++
+	}
 	f := r.respond
 	r.mu.Unlock()
 	if f != nil {
-		return f(ctx, in)
+		return f(ctx, held, in)
 	}
 	return "echo: " + in.Text, nil
 }
@@ -109,6 +114,11 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	h.start()
 	t.Cleanup(func() {
 		h.shutdown()
+		h.resp.mu.Lock()
+		if n := h.resp.unheld; n > 0 {
+			t.Errorf("the Responder was called %d times without the sender's lock", n)
+		}
+		h.resp.mu.Unlock()
 		logs := h.logs.String()
 		for _, secret := range []string{graphtest.Token, appSecret, verifyToken} {
 			if strings.Contains(logs, secret) {

@@ -144,7 +144,7 @@ func (r *sentRecorder) RecordSent(_ context.Context, to string, s whatsapp.Sent)
 func TestSentIDsRecorded(t *testing.T) {
 	rec := &sentRecorder{}
 	long := strings.Repeat("word ", whatsapp.MaxTextLength/5+10)
-	rec.respond = func(context.Context, whatsapp.Inbound) (string, error) { return long, nil }
+	rec.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return long, nil }
 	h := newHarness(t, func(c *whatsapp.Config) { c.Responder = rec })
 	h.postFile("text.json")
 	h.shutdown()

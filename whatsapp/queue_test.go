@@ -127,7 +127,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 	locker := &pollLocker{}
 	release := make(chan struct{})
 	started := make(chan struct{}, 1)
-	rec := &recorder{respond: func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	rec := &recorder{respond: func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "m1" {
 			started <- struct{}{}
 			<-release
@@ -191,7 +191,7 @@ func TestQueueFailureKeepsOrder(t *testing.T) {
 	q := &memQueue{}
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.MemoryFallback = q, true })
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "A" {
 			started <- struct{}{}
 			<-release

@@ -50,7 +50,7 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	started, release := make(chan string, 1), make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
-	h.resp.respond = func(ctx context.Context, in whatsapp.Inbound) (string, error) {
+	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "m1" {
 			started <- in.Text
 			<-release

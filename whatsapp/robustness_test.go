@@ -58,7 +58,7 @@ func TestRepliesGoThroughTransientFailures(t *testing.T) {
 func TestEmojiRepliesFitInUTF16(t *testing.T) {
 	h := newHarness(t)
 	long := strings.Repeat("🌻", 3000) // 3,000 characters, 6,000 UTF-16 units
-	h.resp.respond = func(context.Context, whatsapp.Inbound) (string, error) { return long, nil }
+	h.resp.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return long, nil }
 	h.postFile("text.json")
 	h.shutdown()
 	sent := h.bodies()

@@ -357,7 +357,7 @@ func (s *Server) accept(ev event) bool {
 
 // respond builds the Inbound for ev and asks the Responder, returning the
 // reply to send.
-func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string {
+func (s *Server) respond(ctx, held context.Context, log *slog.Logger, ev event) string {
 	in := Inbound{
 		ID:          ev.ID,
 		From:        ev.From,
@@ -378,7 +378,7 @@ func (s *Server) respond(ctx context.Context, log *slog.Logger, ev event) string
 	if reply, ok := s.fillKinds(ctx, log, ev, &in); !ok { // kinds.go
 		return reply
 	}
-	reply, err := s.cfg.Responder.Respond(ctx, in)
+	reply, err := s.cfg.Responder.Respond(ctx, held, in)
 	if err != nil {
 		log.Error("whatsapp: responder failed", "err", err)
 		return apology.Message(err)

@@ -245,6 +245,47 @@ func (s *Store) Remove(ctx context.Context, list string, texts []string, positio
 	return removed, left, nil
 }
 
+// RemoveItem removes from list the item whose text is text, ignoring
+// case, and nothing else: a page's "remove" button names the item it
+// showed, which may be gone since. It returns an error wrapping ErrNoList
+// or ErrNoItem when there is no such list or item.
+func (s *Store) RemoveItem(ctx context.Context, list, text string) error {
+	name := Name(list)
+	err := s.update(ctx, func(f *file) error {
+		cur, ok := f.Lists[name]
+		if !ok {
+			return fmt.Errorf("%w: %q", ErrNoList, name)
+		}
+		i := slices.IndexFunc(cur, func(it Item) bool { return strings.EqualFold(it.Text, strings.TrimSpace(text)) })
+		if i < 0 {
+			return fmt.Errorf("%w: %q is not on the list", ErrNoItem, text)
+		}
+		f.Lists[name] = slices.Delete(slices.Clone(cur), i, i+1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lists: remove item: %w", err)
+	}
+	return nil
+}
+
+// Delete removes list and its items. It returns an error wrapping
+// ErrNoList when there is no such list.
+func (s *Store) Delete(ctx context.Context, list string) error {
+	name := Name(list)
+	err := s.update(ctx, func(f *file) error {
+		if _, ok := f.Lists[name]; !ok {
+			return fmt.Errorf("%w: %q", ErrNoList, name)
+		}
+		delete(f.Lists, name)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("lists: delete: %w", err)
+	}
+	return nil
+}
+
 func match(items []Item, text string) (int, error) {
 	want := strings.ToLower(strings.TrimSpace(text))
 	for i, it := range items {

@@ -165,3 +165,37 @@ func TestOpenEmptyFile(t *testing.T) {
 		t.Error("opened a 0-byte lists file as if it were empty lists")
 	}
 }
+
+// TestRemoveItemAndDelete checks the page's edits: an item is removed by
+// its whole text only, never by a part of another's, and a list goes
+// whole.
+func TestRemoveItemAndDelete(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	if _, err := s.Add(ctx, "grocery", []string{"milk", "oat milk"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveItem(ctx, "Grocery", "MILK"); err != nil {
+		t.Fatal(err)
+	}
+	// The same button pressed twice: "milk" is gone, and "oat milk",
+	// which contains it, stays.
+	if err := s.RemoveItem(ctx, "grocery", "milk"); !errors.Is(err, lists.ErrNoItem) {
+		t.Errorf("removing a removed item: %v, want ErrNoItem", err)
+	}
+	if items, err := s.Items("grocery"); err != nil || texts(items) != "[oat milk]" {
+		t.Errorf("after removing milk: %v, %v", texts(items), err)
+	}
+	if err := s.RemoveItem(ctx, "to-do", "x"); !errors.Is(err, lists.ErrNoList) {
+		t.Errorf("removing from a missing list: %v, want ErrNoList", err)
+	}
+	if err := s.Delete(ctx, "GROCERY"); err != nil {
+		t.Fatal(err)
+	}
+	if sums, err := s.Lists(); err != nil || len(sums) != 0 {
+		t.Errorf("after Delete: %v, %v", sums, err)
+	}
+	if err := s.Delete(ctx, "grocery"); !errors.Is(err, lists.ErrNoList) {
+		t.Errorf("deleting a deleted list: %v, want ErrNoList", err)
+	}
+}

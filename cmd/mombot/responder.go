@@ -26,9 +26,9 @@ var _ whatsapp.SentRecorder = responder{}
 
 // Respond implements whatsapp.Responder. Handle logs its failures and
 // always returns a reply fit to send, kind when something went wrong.
-func (r responder) Respond(ctx context.Context, in whatsapp.Inbound) (string, error) {
+func (r responder) Respond(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 	start := time.Now()
-	reply, err := r.a.Handle(ctx, inbound(in))
+	reply, err := r.a.HandleLocked(ctx, held, inbound(in))
 	if r.m != nil {
 		r.m.Replied(time.Since(start), err)
 	}

@@ -54,6 +54,8 @@ type Request struct {
 	FileType       string // the file part's Content-Type
 	ResponseFormat string
 	Audio          []byte
+	// Size is the request body's length in bytes.
+	Size int
 }
 
 // Server is the stand-in. Create it with [NewServer]; its zero value is
@@ -195,6 +197,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, msg, "")
 		return
 	}
+	req.Size = len(body)
 	s.mu.Lock()
 	if len(s.models) > 0 && !slices.Contains(s.models, req.Model) {
 		s.mu.Unlock()
