@@ -101,7 +101,7 @@ func TestClear(t *testing.T) {
 	if c, err := f.mem.Current(context.Background(), jasonPhone); err != nil || len(c.Turns) != 1 {
 		t.Errorf("Jason's memory after clearing Erin's: %d turns, %v", len(c.Turns), err)
 	}
-	if days, err := f.store.UsageSince(context.Background(), time0); err != nil || len(days) != 2 {
+	if days, err := f.mem.UsageSince(context.Background(), time0); err != nil || len(days) != 2 {
 		t.Errorf("the usage ledger after clearing: %v, %v; want both people's day", days, err)
 	}
 }

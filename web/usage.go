@@ -17,11 +17,7 @@ import (
 // ledgerSince returns the usage ledger's entries from the UTC day of
 // since on. It is the page's one way to the ledger.
 func ledgerSince(ctx context.Context, mem *conversation.Memory, since time.Time) ([]conversation.DailyUsage, error) {
-	ledger, ok := mem.Store().(conversation.UsageLedger)
-	if !ok {
-		return nil, fmt.Errorf("web: the store %T keeps no usage ledger", mem.Store())
-	}
-	days, err := ledger.UsageSince(ctx, since)
+	days, err := mem.UsageSince(ctx, since)
 	if err != nil {
 		return nil, fmt.Errorf("web: usage: %w", err)
 	}

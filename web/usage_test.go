@@ -20,7 +20,7 @@ func TestUsage(t *testing.T) {
 	ctx := t.Context()
 	add := func(number string, daysAgo int, u conversation.Usage) {
 		t.Helper()
-		if err := f.store.AddUsage(ctx, number, now.AddDate(0, 0, -daysAgo), u); err != nil {
+		if err := f.mem.AddUsage(ctx, number, now.AddDate(0, 0, -daysAgo), u); err != nil {
 			t.Fatal(err)
 		}
 	}
