@@ -9,8 +9,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
-	"time"
 	"path"
+	"time"
 )
 
 // Errors of [Open] for a database of a schema it cannot use. The file is
