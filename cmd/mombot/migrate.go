@@ -19,7 +19,7 @@ only read. Flags:`
 // mombot history migrate --from URL --to URL.
 func runMigrate(ctx context.Context, e *env, args []string) error {
 	fs := cli.NewFlagSet("mombot history migrate", migrateUsage)
-	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB)")
+	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
 	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
 	var cfg memoryConfig

@@ -37,7 +37,7 @@ type memoryConfig struct {
 func (c *memoryConfig) register(fs *flag.FlagSet, e *env) error {
 	c.timeout = conversation.DefaultTimeout
 	c.maxTurns = conversation.DefaultMaxTurns
-	fs.StringVar(&c.store, "store", e.getenv("MOMBOT_STORE"), "where conversations are kept: a file path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB (env MOMBOT_STORE; when empty, "+jsonfile.DefaultPath()+")")
+	fs.StringVar(&c.store, "store", e.getenv("MOMBOT_STORE"), "where conversations are kept: a file path, file:PATH, sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB (env MOMBOT_STORE; when empty, "+jsonfile.DefaultPath()+")")
 	fs.Func("timeout", "inactivity after which a conversation expires, in seconds or as a duration like 30m (env MOMBOT_CONVERSATION_TIMEOUT; default 1800)", func(v string) (err error) {
 		c.timeout, err = conversation.ParseTimeout(v)
 		return err

@@ -5,6 +5,8 @@
 //	data/conversations.json        the JSON file (jsonfile), also file:PATH
 //	sqlite:data/mombot.db          SQLite (sqlite)
 //	redis://HOST:PORT/DB?prefix=P  Redis (redis), rediss:// for TLS
+//	postgres://USER:PASSWORD@HOST:PORT/DB?schema=S
+//	                               PostgreSQL (postgres), also postgresql://
 //
 // [Parse] reads a URL, [Open] opens the store it names, [Same] tells
 // whether two URLs name one storage however they are spelled, and

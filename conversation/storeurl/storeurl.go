@@ -1,6 +1,7 @@
 package storeurl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,24 +16,26 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/postgres"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/sqlite"
 )
 
 // Kinds of store a URL names.
 const (
-	File   = "file"
-	SQLite = "sqlite"
-	Redis  = "redis"
+	File     = "file"
+	SQLite   = "sqlite"
+	Redis    = "redis"
+	Postgres = "postgres"
 )
 
 // ErrBadURL is wrapped by the errors about a store URL itself: an unknown
-// kind, a missing path, a malformed Redis URL.
+// kind, a missing path, a malformed Redis or PostgreSQL URL.
 var ErrBadURL = errors.New("bad store URL")
 
 // Spec is what a store URL names.
 type Spec struct {
-	// Kind is File, SQLite or Redis.
+	// Kind is File, SQLite, Redis or Postgres.
 	Kind string
 	// Path is the file of a file or sqlite store.
 	Path string
@@ -41,6 +44,12 @@ type Spec struct {
 	RedisURL string
 	// Prefix is a redis store's key prefix; "" means redis.DefaultPrefix.
 	Prefix string
+	// PostgresURL is a postgres store's URL for pgx: the URL without
+	// ?schema=, which pgx would send to the server as a setting.
+	PostgresURL string
+	// Schema is a postgres store's schema; "" means
+	// postgres.DefaultSchema.
+	Schema string
 }
 
 // split returns a store URL's scheme and the rest: a plain path is of
@@ -55,7 +64,8 @@ func split(url string) (scheme, rest string) {
 
 // Parse reads a store URL: a plain path or file:PATH for the JSON file,
 // sqlite:PATH for SQLite, redis://HOST:PORT/DB[?prefix=P] (or rediss://)
-// for Redis. An empty URL is the JSON file at its default path; file: or
+// for Redis, postgres://USER:PASSWORD@HOST:PORT/DB[?schema=S] (or
+// postgresql://) for PostgreSQL. An empty URL is the JSON file at its default path; file: or
 // sqlite: without a path is an error. Errors wrap ErrBadURL and never repeat a password.
 func Parse(url string) (Spec, error) {
 	scheme, rest := split(url)
@@ -87,8 +97,20 @@ func Parse(url string) (Spec, error) {
 		q.Del("prefix")
 		u.RawQuery = q.Encode()
 		return Spec{Kind: Redis, RedisURL: u.String(), Prefix: prefix}, nil
+	case Postgres, "postgresql":
+		// ?schema= chooses the schema of the tables, so several
+		// deployments (or tests) can share one database.
+		u, err := neturl.Parse(url)
+		if err != nil || u.Opaque != "" {
+			return Spec{}, fmt.Errorf("store: %w: %s is not a postgres://USER:PASSWORD@HOST:PORT/DB URL", ErrBadURL, Redact(url))
+		}
+		q := u.Query()
+		schema := q.Get("schema")
+		q.Del("schema")
+		u.RawQuery = q.Encode()
+		return Spec{Kind: Postgres, PostgresURL: u.String(), Schema: schema}, nil
 	default:
-		return Spec{}, fmt.Errorf("store %q: %w: unknown kind %q; use a path, file:PATH, sqlite:PATH or redis://HOST:PORT/DB", url, ErrBadURL, scheme)
+		return Spec{}, fmt.Errorf("store %q: %w: unknown kind %q; use a path, file:PATH, sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB", Redact(url), ErrBadURL, scheme)
 	}
 }
 
@@ -103,7 +125,9 @@ type Options struct {
 	MustExist bool
 	// AllowUnreachable lets Open succeed while a Redis store does not
 	// answer (see redis.Options.AllowUnreachable), for a server that
-	// answers without memory until Redis is back.
+	// answers without memory until Redis is back. A PostgreSQL store is
+	// opened only when the server answers, since a writer sets up its
+	// tables as it opens.
 	AllowUnreachable bool
 	// ReadOnly opens a JSON file or SQLite database only to read it (see
 	// jsonfile.Options.ReadOnly and sqlite.Options.ReadOnly): nothing is
@@ -111,8 +135,10 @@ type Options struct {
 	// wrapping jsonfile.ErrCorrupt or sqlite.ErrCorrupt, and a database of
 	// another schema one wrapping sqlite.ErrSchemaUnknown or
 	// sqlite.ErrSchemaTooNew; the methods that write fail. It implies
-	// MustExist. A Redis store has no read-only mode; opening one writes
-	// nothing.
+	// MustExist. A PostgreSQL store opened read-only sets up no tables
+	// and writes nothing (see postgres.Options.ReadOnly); one where no
+	// writer has run is an error wrapping postgres.ErrNoSchema. A Redis
+	// store has no read-only mode; opening one writes nothing.
 	ReadOnly bool
 }
 
@@ -147,6 +173,12 @@ func Open(ctx context.Context, url string, opts *Options) (conversation.Store, e
 			return nil, fmt.Errorf("store %s: %w", url, err)
 		}
 		return s, nil
+	case Postgres:
+		s, err := postgres.Open(ctx, spec.PostgresURL, &postgres.Options{Logger: o.Logger, ReadOnly: o.ReadOnly, Schema: spec.Schema})
+		if err != nil {
+			return nil, fmt.Errorf("store %s: %w", Redact(url), err)
+		}
+		return s, nil
 	default:
 		s, err := redis.Open(ctx, spec.RedisURL, &redis.Options{Logger: o.Logger, Prefix: spec.Prefix, AllowUnreachable: o.AllowUnreachable})
 		if err != nil {
@@ -171,13 +203,18 @@ func Dir(url string) string {
 // reading the rest: for logs, which must not show a path or a password.
 func Kind(url string) string {
 	scheme, _ := split(url)
+	if scheme == "postgresql" {
+		return Postgres
+	}
 	return scheme
 }
 
 // Same reports whether two store URLs name the same storage, however they
 // are spelled: file:x.json, x.json and ./x.json are one file, so are a
 // path and a symbolic link to it; redis://localhost/0 and
-// redis://127.0.0.1:6379 are one database, and under one prefix one store.
+// redis://127.0.0.1:6379 are one database, and under one prefix one store;
+// so are postgres://localhost/mombot and postgresql://127.0.0.1:5432/mombot
+// in one schema.
 func Same(a, b string) (bool, error) {
 	sa, err := Parse(a)
 	if err != nil {
@@ -187,11 +224,14 @@ func Same(a, b string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if (sa.Kind == Redis) != (sb.Kind == Redis) {
+	server := func(kind string) bool { return kind == Redis || kind == Postgres }
+	switch {
+	case (server(sa.Kind) || server(sb.Kind)) && sa.Kind != sb.Kind:
 		return false, nil
-	}
-	if sa.Kind == Redis {
+	case sa.Kind == Redis:
 		return redisIdentity(sa) == redisIdentity(sb), nil
+	case sa.Kind == Postgres:
+		return postgresIdentity(sa) == postgresIdentity(sb), nil
 	}
 	// A JSON file and an SQLite database on one path are one file too.
 	pa, pb := resolvePath(sa.Path), resolvePath(sb.Path)
@@ -259,8 +299,27 @@ func redisIdentity(s Spec) string {
 	return net.JoinHostPort(host, port) + "/" + db + "/" + prefix
 }
 
+// postgresIdentity names the tables a postgres store uses: server, database
+// and schema, with libpq's defaults filled in (port 5432, the database named
+// as the user, schema "public") and the local host's spellings made one.
+func postgresIdentity(s Spec) string {
+	u, _ := neturl.Parse(s.PostgresURL) // parsed once already
+	q := u.Query()
+	host, port := strings.ToLower(cmp.Or(u.Hostname(), q.Get("host"))), cmp.Or(u.Port(), q.Get("port"), "5432")
+	switch host {
+	case "", "localhost", "::1", "127.0.0.1", "/var/run/postgresql", "/run/postgresql", "/tmp":
+		host = "local"
+	}
+	user := cmp.Or(u.User.Username(), q.Get("user"))
+	db := cmp.Or(strings.TrimPrefix(u.Path, "/"), q.Get("dbname"), user)
+	return net.JoinHostPort(host, port) + "/" + db + "/" + cmp.Or(s.Schema, postgres.DefaultSchema)
+}
+
 // Redact returns a URL without the password it may carry, for messages.
 func Redact(raw string) string {
+	if Kind(raw) == Postgres {
+		return postgres.Redact(raw)
+	}
 	u, err := neturl.Parse(raw)
 	if err != nil {
 		return "redis URL (unparsable)"
@@ -268,10 +327,10 @@ func Redact(raw string) string {
 	return u.Redacted()
 }
 
-// Display returns a store URL fit for output: a redis URL without its
-// password, anything else as given.
+// Display returns a store URL fit for output: a redis or postgres URL
+// without its password, anything else as given.
 func Display(url string) string {
-	if scheme, _ := split(url); scheme == "redis" || scheme == "rediss" {
+	if scheme, _ := split(url); scheme == "redis" || scheme == "rediss" || Kind(url) == Postgres {
 		return Redact(url)
 	}
 	return url

@@ -12,9 +12,11 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/jsonfile"
+	"github.com/mombot/mombot/conversation/postgres"
 	"github.com/mombot/mombot/conversation/sqlite"
 	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/pgtest"
 )
 
 func TestParse(t *testing.T) {
@@ -41,7 +43,11 @@ func TestParse(t *testing.T) {
 		{"redis://h:1/0?read_timeout=2s&prefix=p:", storeurl.Spec{Kind: "redis", RedisURL: "redis://h:1/0?read_timeout=2s", Prefix: "p:"}, ""},
 		{"sqlite:", storeurl.Spec{}, "needs a path"},
 		{"ftp://host/c.json", storeurl.Spec{}, "unknown kind"},
-		{"postgres:x", storeurl.Spec{}, "unknown kind"},
+		{"postgres://mombot:pw@db:5432/mombot?sslmode=require", storeurl.Spec{Kind: "postgres", PostgresURL: "postgres://mombot:pw@db:5432/mombot?sslmode=require"}, ""},
+		{"postgresql://db/mombot?schema=family&sslmode=disable", storeurl.Spec{Kind: "postgres", PostgresURL: "postgresql://db/mombot?sslmode=disable", Schema: "family"}, ""},
+		{"postgres:x", storeurl.Spec{}, "not a postgres://"},
+		{"postgres://:s3cret@[::1", storeurl.Spec{}, "not a postgres://"},
+		{"mysql://u:s3cret@db/x", storeurl.Spec{}, "unknown kind"},
 		{"redis://[::1", storeurl.Spec{}, "not a redis://"},
 		{"redis:cache:6379", storeurl.Spec{}, "not a redis://"},
 		{"redis://:s3cret@[::1", storeurl.Spec{}, "not a redis://"},
@@ -84,6 +90,13 @@ func TestSame(t *testing.T) {
 		{"redis://h/0", "redis://h/0?prefix=other:", false},
 		{"redis://h/0", "redis://g/0", false},
 		{a, "redis://h/0", false},
+		{"postgres://localhost/mombot", "postgresql://u:pw@127.0.0.1:5432/mombot?sslmode=disable", true},
+		{"postgres://mombot@db/", "postgres://db/mombot?user=mombot&schema=public", true},
+		{"postgres://db/mombot", "postgres://db/mombot?schema=other", false},
+		{"postgres://db/mombot", "postgres://db/other", false},
+		{"postgres://db/mombot", "postgres://db:5433/mombot", false},
+		{"postgres://db/mombot", "redis://db/0", false},
+		{"sqlite:" + a, "postgres://db/mombot", false},
 	}
 	for _, tt := range tests {
 		got, err := storeurl.Same(tt.a, tt.b)
@@ -138,14 +151,29 @@ func TestOpen(t *testing.T) {
 }
 
 func TestDisplayAndDir(t *testing.T) {
-	if got := storeurl.Display("redis://:s3cret@h:6379/0"); strings.Contains(got, "s3cret") {
-		t.Errorf("Display shows the password: %s", got)
+	for _, url := range []string{
+		"redis://:s3cret@h:6379/0",
+		"postgres://mombot:s3cret@db:5432/mombot?schema=family",
+		"postgresql://db/mombot?password=s3cret",
+		"postgres://mombot:s3cret@db:port/mombot",
+	} {
+		for name, got := range map[string]string{"Display": storeurl.Display(url), "Redact": storeurl.Redact(url)} {
+			if strings.Contains(got, "s3cret") || !strings.Contains(got, "xxxxx") {
+				t.Errorf("%s(%s) = %s: want the password hidden", name, url, got)
+			}
+		}
+	}
+	for url, want := range map[string]string{"postgresql://db/mombot": "postgres", "postgres://db/mombot": "postgres", "redis://h/0": "redis", "sqlite:m.db": "sqlite"} {
+		if got := storeurl.Kind(url); got != want {
+			t.Errorf("Kind(%s) = %s, want %s", url, got, want)
+		}
 	}
 	if got := storeurl.Display("sqlite:data/m.db"); got != "sqlite:data/m.db" {
 		t.Errorf("Display(sqlite:data/m.db) = %s", got)
 	}
 	for url, want := range map[string]string{
 		"sqlite:/srv/m.db": "/srv", "/srv/c.json": "/srv", "redis://h/0": filepath.Dir(jsonfile.DefaultPath()), "": filepath.Dir(jsonfile.DefaultPath()),
+		"postgres://db/mombot": filepath.Dir(jsonfile.DefaultPath()),
 	} {
 		if got := storeurl.Dir(url); got != want {
 			t.Errorf("Dir(%q) = %q, want %q", url, got, want)
@@ -196,5 +224,35 @@ func TestOpenReadOnly(t *testing.T) {
 	s.Close()
 	if after, _ := os.ReadDir(dir); len(after) != len(before) || len(after) != 1 {
 		t.Errorf("a read-only store left %v, want %v", after, before)
+	}
+}
+
+// TestOpenPostgres: a postgres URL opens a PostgreSQL store in the schema
+// its ?schema= names; read-only, on a schema where no writer ran, it is an
+// error that creates nothing.
+func TestOpenPostgres(t *testing.T) {
+	ctx := context.Background()
+	schema := pgtest.Name(t)
+	url := pgtest.URL(t)
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	url += sep + "schema=" + schema
+	if _, err := storeurl.Open(ctx, url, &storeurl.Options{ReadOnly: true}); !errors.Is(err, postgres.ErrNoSchema) {
+		t.Errorf("Open(read-only) where no writer ran = %v, want postgres.ErrNoSchema", err)
+	}
+	var exists bool
+	if err := pgtest.Conn(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)`, schema).Scan(&exists); err != nil || exists {
+		t.Errorf("Open(read-only) created schema %s (%v)", schema, err)
+	}
+	s, err := storeurl.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ps, ok := s.(*postgres.Store)
+	if !ok || ps.Schema() != schema {
+		t.Fatalf("opened a %T, want a *postgres.Store in schema %s", s, schema)
 	}
 }
