@@ -32,6 +32,12 @@ type assistantConfig struct {
 	// apiTransport, if set, wraps the Anthropic client's HTTP transport
 	// (serve's metrics).
 	apiTransport func(http.RoundTripper) http.RoundTripper
+	// extraFamily are people the assistant knows besides the
+	// configuration's family (serve's page: its guest).
+	extraFamily map[string]assistant.Person
+
+	// lists is the shared lists store, once open has opened it.
+	lists *lists.Store
 }
 
 func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
@@ -91,10 +97,14 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 		return nil, nil, nil, err
 	}
 	opts.Logger = e.log
+	for number, p := range c.extraFamily {
+		opts.Family[number] = p
+	}
 	shared, err := lists.Open(c.listsFile(), nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	c.lists = shared
 	if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
 		return nil, nil, nil, err
 	}

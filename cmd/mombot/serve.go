@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
@@ -25,8 +26,16 @@ Runs the WhatsApp webhook server: Meta posts messages to /webhook, the
 assistant answers them with each person's conversation memory, and the
 replies go back through the Cloud API. GET /healthz tells whether it runs.
 
+Beside it, on an address of its own (--web-listen), it serves the family's
+page: chat as anyone in the family, see and clear what the assistant
+remembers, edit the lists, see what it costs (docs/web.md). Without any
+WHATSAPP_* secret, serve runs the page alone: ANTHROPIC_API_KEY is all it
+needs.
+
 Secrets come from the environment only:
   ANTHROPIC_API_KEY         the Claude API key (ANTHROPIC_BASE_URL: another endpoint)
+  MOMBOT_WEB_TOKEN          the page's password; without it, the page has no login and
+                            listens on this machine only
   WHATSAPP_ACCESS_TOKEN     the Cloud API access token
   WHATSAPP_APP_SECRET       the Meta app secret, to check webhook signatures
   WHATSAPP_VERIFY_TOKEN     the token you chose for the webhook handshake
@@ -50,6 +59,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	listen := fs.String("listen", envOr(e, "MOMBOT_LISTEN", ":8080"), "address to serve on (env MOMBOT_LISTEN)")
 	metricsListen := fs.String("metrics-listen", envOr(e, "MOMBOT_METRICS_LISTEN", ""), "address to serve Prometheus /metrics on, such as 127.0.0.1:9090; off when empty; never the --listen address (env MOMBOT_METRICS_LISTEN)")
 	insecure := fs.Bool("insecure-skip-signature", false, "DEVELOPMENT ONLY: accept webhooks without a valid X-Hub-Signature-256 when WHATSAPP_APP_SECRET is not set")
+	var pg pageConfig // web.go
+	pg.register(fs, e)
 	if err := cli.Parse(fs, e.stderr, args); err != nil {
 		return err
 	}
@@ -70,16 +81,29 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	cfg.file = fc
-	wcfg, err := fc.WhatsAppConfig(e.getenv, *insecure)
-	if err != nil {
+	// Without any of WhatsApp's secrets, serve runs the family's page
+	// alone; with some, WhatsApp must be set up whole.
+	withWhatsApp := whatsAppWanted(e.getenv, *insecure) || pg.off()
+	var wcfg whatsapp.Config
+	webhook := ""
+	if withWhatsApp {
+		if wcfg, err = fc.WhatsAppConfig(e.getenv, *insecure); err != nil {
+			return err
+		}
+		webhook = *listen
+	}
+	if err := pg.check(webhook); err != nil {
 		return err
+	}
+	if !pg.off() && len(fc.Family) == 0 {
+		cfg.extraFamily = guestFamily()
 	}
 	// A server answers without memory until Redis answers, rather than
 	// not at all.
 	cfg.mem.startWithoutRedis = true
 	var m *metrics.Metrics
 	if *metricsListen != "" {
-		if metrics.SharesPort(*metricsListen, *listen) {
+		if withWhatsApp && metrics.SharesPort(*metricsListen, *listen) {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
 		}
 		m = metrics.New()
@@ -92,41 +116,52 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer store.Close()
 
-	// Where several replicas share a Redis, they share the inbox of each
-	// sender's messages (with the record of handled ones) and the sender
-	// lock too; otherwise both are local: the inbox in a file next to the
+	// One lock per sender for every way a message comes in, WhatsApp and
+	// the page, so that two messages of one person never run at once.
+	// Where several replicas share a Redis, they share the lock, and the
+	// inbox of each sender's messages (with the record of handled ones)
+	// too; otherwise both are local: the inbox in a file next to the
 	// conversations. Either way a message acknowledged to Meta is kept
 	// until answered, through a crash.
-	if rs, ok := store.(*redis.Store); ok {
-		if wcfg.Locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
-			return err
-		}
-		if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), MaxAge: wcfg.MaxAge}); err != nil {
-			return err
-		}
-		// While Redis is down the replicas still answer, holding the
-		// messages in memory, rather than refusing every delivery.
-		wcfg.MemoryFallback = true
-		wcfg.Health = func(ctx context.Context) error {
-			if err := rs.Ping(ctx); err != nil {
-				return fmt.Errorf("conversation memory (redis) unreachable, answering without it: %w", err)
-			}
-			return nil
-		}
-	} else {
-		// whatsapp-seen.json held the handled ids before they joined the
-		// inbox file: they are taken in.
-		dir := storeurl.Dir(cfg.mem.store)
-		if wcfg.Inbox, err = delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
-			&delivery.FileOptions{Logger: e.log, Handled: filepath.Join(dir, "whatsapp-seen.json")}); err != nil {
+	var locker delivery.Locker = &delivery.Local{}
+	rs, onRedis := store.(*redis.Store)
+	if onRedis {
+		if locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
 			return err
 		}
 	}
-	wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
-	wcfg.Logger = e.log
+	if withWhatsApp {
+		wcfg.Locker = locker
+		if onRedis {
+			if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), MaxAge: wcfg.MaxAge}); err != nil {
+				return err
+			}
+			// While Redis is down the replicas still answer, holding the
+			// messages in memory, rather than refusing every delivery.
+			wcfg.MemoryFallback = true
+			wcfg.Health = func(ctx context.Context) error {
+				if err := rs.Ping(ctx); err != nil {
+					return fmt.Errorf("conversation memory (redis) unreachable, answering without it: %w", err)
+				}
+				return nil
+			}
+		} else {
+			// whatsapp-seen.json held the handled ids before they joined the
+			// inbox file: they are taken in.
+			dir := storeurl.Dir(cfg.mem.store)
+			if wcfg.Inbox, err = delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
+				&delivery.FileOptions{Logger: e.log, Handled: filepath.Join(dir, "whatsapp-seen.json")}); err != nil {
+				return err
+			}
+		}
+		wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
+		wcfg.Logger = e.log
+	}
 	if m != nil {
-		wcfg.Observer = m
-		m.InboxDepth(wcfg.Inbox)
+		if withWhatsApp {
+			wcfg.Observer = m
+			m.InboxDepth(wcfg.Inbox)
+		}
 		// The metrics address is taken before the server starts its work,
 		// so that a busy port stops serve before anything is answered.
 		ms, err := m.Serve(*metricsListen)
@@ -140,23 +175,31 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			ms.Shutdown(ctx)
 		}()
 	}
-	build := currentBuild()
-	wcfg.Version = build.String()
-	wa, err := whatsapp.New(wcfg)
-	if err != nil {
-		return err
+	// The page's address too is taken first (web.go).
+	var site *page
+	if !pg.off() {
+		if site, err = pg.open(e, &cfg, a, mem, locker); err != nil {
+			return err
+		}
+		if site != nil {
+			defer site.ln.Close() // closed already once it has served
+		}
 	}
+	build := currentBuild()
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
 	go func() { defer close(swept); mem.SweepEvery(sweepCtx, sweepEvery, e.log) }()
-	// The store closes last, when run returns: after the WhatsApp server
-	// has finished the messages in hand and the sweeping has stopped.
-	err = wa.ListenAndServe(ctx, *listen, &whatsapp.ServeOptions{
-		Drain: shutdownHandled,
-		Serving: func(addr net.Addr) {
+	// The store closes last, when run returns: after the servers have
+	// finished the messages in hand and the sweeping has stopped.
+	if withWhatsApp {
+		wcfg.Version = build.String()
+		err = serveWhatsApp(ctx, e, wcfg, *listen, site, func(addr net.Addr) {
 			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
-		},
-	})
+		})
+	} else {
+		e.log.Info("mombot: WhatsApp is not set up (no WHATSAPP_* secrets), so serve runs the family's page alone at "+site.url, "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "build", build)
+		err = site.serve(ctx)
+	}
 	stopSweep()
 	<-swept
 	if err != nil {
@@ -164,6 +207,34 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	e.log.Info("mombot: stopped")
 	return nil
+}
+
+// serveWhatsApp runs the WhatsApp server on listen and, if site is not
+// nil, the family's page beside it, until ctx is done or the WhatsApp
+// server fails; the page stops with it.
+func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, serving func(net.Addr)) error {
+	wa, err := whatsapp.New(wcfg)
+	if err != nil {
+		return err
+	}
+	pageCtx, stopPage := context.WithCancel(ctx)
+	defer stopPage()
+	pageDone := make(chan error, 1)
+	if site != nil {
+		e.log.Info("mombot: the family's page is at " + site.url)
+		go func() {
+			err := site.serve(pageCtx)
+			if err != nil && pageCtx.Err() == nil {
+				e.log.Error("mombot: the family's page stopped", "err", err)
+			}
+			pageDone <- err
+		}()
+	} else {
+		pageDone <- nil
+	}
+	err = wa.ListenAndServe(ctx, listen, &whatsapp.ServeOptions{Drain: shutdownHandled, Serving: serving})
+	stopPage()
+	return errors.Join(err, <-pageDone)
 }
 
 func envOr(e *env, key, def string) string {

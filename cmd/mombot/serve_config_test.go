@@ -109,7 +109,9 @@ func startServeInProcess(t *testing.T, vars map[string]string, flags ...string) 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &inProcessServe{logs: &logtest.Buffer{}, cancel: cancel, done: make(chan error, 1)}
-	args := append([]string{"mombot", "serve", "--listen", "127.0.0.1:0"}, flags...)
+	// The family's page is off unless flags ask for it: it would take
+	// 127.0.0.1:8080 otherwise, in every test at once.
+	args := append([]string{"mombot", "serve", "--listen", "127.0.0.1:0", "--web-listen", "off"}, flags...)
 	go func() {
 		s.done <- run(ctx, args, func(k string) string { return vars[k] }, strings.NewReader(""), &bytes.Buffer{}, s.logs)
 	}()
@@ -167,20 +169,26 @@ func (s *inProcessServe) stop(t *testing.T) {
 	}
 }
 
-// Every missing secret is named in one message, not one per run.
+// Every missing secret is named in one message, not one per run. Without
+// any of WhatsApp's, serve runs the family's page alone, which needs the
+// Anthropic key only.
 func TestServeNamesEveryMissingSecret(t *testing.T) {
 	vars := serveVars(t)
 	for _, k := range []string{"ANTHROPIC_API_KEY", "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_APP_SECRET", "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_PHONE_NUMBER_ID"} {
 		delete(vars, k)
 	}
-	_, errOut, code := runCmd(t, vars, "serve", "--listen", "127.0.0.1:0")
+	_, errOut, code := runCmd(t, vars, "serve", "--listen", "127.0.0.1:0", "--web-listen", "off")
 	want := "ANTHROPIC_API_KEY, WHATSAPP_ACCESS_TOKEN, WHATSAPP_APP_SECRET, WHATSAPP_VERIFY_TOKEN, WHATSAPP_PHONE_NUMBER_ID are not set"
 	if code != 1 || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q; want one line with %q", code, errOut, want)
 	}
-	_, errOut, _ = runCmd(t, vars, "serve", "--insecure-skip-signature")
+	_, errOut, _ = runCmd(t, vars, "serve", "--insecure-skip-signature", "--web-listen", "off")
 	if strings.Contains(errOut, "WHATSAPP_APP_SECRET") {
 		t.Errorf("with --insecure-skip-signature the app secret is not needed: %q", errOut)
+	}
+	_, errOut, code = runCmd(t, vars, "serve", "--listen", "127.0.0.1:0", "--web-listen", "127.0.0.1:0")
+	if code != 1 || errOut != "mombot: ANTHROPIC_API_KEY is not set\n" {
+		t.Errorf("the page alone without the Anthropic key: exit %d, stderr %q", code, errOut)
 	}
 }
 

@@ -141,7 +141,9 @@ var servingRE = regexp.MustCompile(`msg="mombot: serving" addr=(\S+)`)
 // and its log is checked for secrets.
 func (f *serveFixture) start(extra ...string) *servedProc {
 	f.t.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--config", f.config}, f.args...)
+	// The family's page is off unless a test asks for it (f.args): it
+	// would take 127.0.0.1:8080 otherwise, in every test at once.
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--web-listen", "off", "--config", f.config}, f.args...)
 	cmd := exec.Command(f.bin, append(args, extra...)...)
 	cmd.Dir = f.dir // relative defaults (data/lists.json) stay in the test's folder
 	cmd.Env = f.env()
