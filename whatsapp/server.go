@@ -47,6 +47,11 @@ var (
 // even if the process dies: at least once, and exactly once unless the
 // process dies between sending a reply and recording it.
 //
+// The requests refused before the sender is known (a failed handshake, a
+// delivery without a valid signature, a malformed body) are logged once a
+// minute for each kind: the first whole, the others as a count when the
+// minute ends, or at Shutdown, so that a stranger cannot fill the log.
+//
 // Create it with [New] and stop it with [Server.Shutdown].
 type Server struct {
 	cfg     Config
@@ -61,6 +66,8 @@ type Server struct {
 	closeOnce sync.Once
 	// pipeline takes the messages accepted to their reply.
 	pipeline *delivery.Pipeline
+	// refused logs the refusals of requests from unknown senders.
+	refused *refusals
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -121,6 +128,7 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		family:   family,
 		stopping: stopping,
+		refused:  newRefusals(cfg.Logger, refusalLogEvery),
 		graph: &client{
 			stopping:      stopping,
 			http:          cfg.HTTPClient,
@@ -168,6 +176,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	s.closeOnce.Do(func() { close(s.stopping) })
+	s.refused.close()
 	if err := s.pipeline.Shutdown(ctx); err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
@@ -183,7 +192,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	ok := q.Get("hub.mode") == "subscribe" && token != "" && challenge != "" && len(challenge) <= 1024 &&
 		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) == 1
 	if !ok {
-		s.log.Warn("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"))
+		s.refused.refuse("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
@@ -266,19 +275,19 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.AppSecret != "" {
 		sig := r.Header.Get(SignatureHeader)
 		if sig == "" {
-			s.log.Warn("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
+			s.refused.refuse("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "missing signature", http.StatusUnauthorized)
 			return
 		}
 		if !ValidSignature([]byte(s.cfg.AppSecret), body, sig) {
-			s.log.Warn("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
+			s.refused.refuse("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "bad signature", http.StatusForbidden)
 			return
 		}
 	}
 	d, err := parseDelivery(body)
 	if err != nil {
-		s.log.Warn("whatsapp: malformed webhook delivery", "err", err)
+		s.refused.refuse("whatsapp: malformed webhook delivery", "err", err)
 		http.Error(w, "malformed payload", http.StatusBadRequest)
 		return
 	}
