@@ -346,8 +346,10 @@ func (s *Server) accept(ev event) bool {
 		log.Warn("whatsapp: message without an id ignored")
 		s.cfg.Observer.MessageSkipped(SkipNoID)
 		return false
-	case ev.PhoneNumberID != "" && ev.PhoneNumberID != s.cfg.PhoneNumberID:
-		log.Warn("whatsapp: message to another business number ignored", "phone_number_id", ev.PhoneNumberID)
+	case ev.PhoneNumberID != s.cfg.PhoneNumberID:
+		// A delivery without the number it was sent to is no more ours
+		// than one to another number.
+		log.Warn("whatsapp: message to another business number, or to none, ignored", "phone_number_id", ev.PhoneNumberID)
 		s.cfg.Observer.MessageSkipped(SkipOtherNumber)
 		return false
 	}
