@@ -196,9 +196,6 @@ type Config struct {
 	Health func(ctx context.Context) error
 	// Observer hears what the server does, for metrics. Default none.
 	Observer Observer
-	// Version is the build's version, shown by GET /healthz?verbose=1
-	// after the status line; empty shows none.
-	Version string
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger

@@ -3,6 +3,7 @@ package whatsapp_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,34 @@ func TestSenderNormalisedOnce(t *testing.T) {
 				t.Errorf("the assistant got %+v, want Ann at +15550000001", in)
 			}
 		})
+	}
+}
+
+// The public /healthz says how the server is and nothing about the build,
+// even when asked; the handler for the metrics port adds the version.
+func TestHealthVerboseOnlyOffThePublicPort(t *testing.T) {
+	h := newHarness(t)
+	for _, path := range []string{"/healthz", "/healthz?verbose=1"} {
+		w := h.do(httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != http.StatusOK || w.Body.String() != "ok\n" {
+			t.Errorf("public GET %s: %d %q, want 200 \"ok\\n\"", path, w.Code, w.Body.String())
+		}
+	}
+	private := h.srv.HealthHandler("v1.4.0 (abc1234) go1.26.8")
+	for path, want := range map[string]string{
+		"/healthz":           "ok\n",
+		"/healthz?verbose=1": "ok\nversion: v1.4.0 (abc1234) go1.26.8\n",
+	} {
+		w := httptest.NewRecorder()
+		private.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		if w.Code != http.StatusOK || w.Body.String() != want {
+			t.Errorf("HealthHandler, GET %s: %d %q, want 200 %q", path, w.Code, w.Body.String(), want)
+		}
+	}
+	h.shutdown()
+	w := httptest.NewRecorder()
+	private.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/healthz?verbose=1", nil))
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("HealthHandler after Shutdown: %d, want 503", w.Code)
 	}
 }

@@ -35,8 +35,9 @@ var (
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
-//	               Config.Health fails), 503 once shutting down;
-//	               with ?verbose=1 a second line "version: ..." (Config.Version)
+//	               Config.Health fails), 503 once shutting down
+//	               (HealthHandler serves the same with the build's version,
+//	               for a listener that is not public)
 //
 // A delivery is answered 200 once its messages are accepted by the
 // delivery pipeline (kept in the Config.Inbox, or with
@@ -202,7 +203,28 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, challenge)
 }
 
+// healthz answers the public GET /healthz: the status line only.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	s.health(w, r, "")
+}
+
+// HealthHandler returns a handler that answers GET /healthz as the Server
+// does and, asked with ?verbose=1, adds the line "version: " and version,
+// the build. Serve it on a listener that is not public, such as the
+// metrics one: the public /healthz does not tell the world which build,
+// and so which Go release, runs.
+func (s *Server) HealthHandler(version string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		shown := ""
+		if r.URL.Query().Get("verbose") != "" {
+			shown = version
+		}
+		s.health(w, r, shown)
+	})
+}
+
+// health writes the status line, and a version line when version is set.
+func (s *Server) health(w http.ResponseWriter, r *http.Request, version string) {
 	if s.closing.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -221,8 +243,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		status = degradedHealth
 	}
 	io.WriteString(w, status+"\n")
-	if r.URL.Query().Get("verbose") != "" && s.cfg.Version != "" {
-		io.WriteString(w, "version: "+s.cfg.Version+"\n")
+	if version != "" {
+		io.WriteString(w, "version: "+version+"\n")
 	}
 }
 

@@ -101,7 +101,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// A server answers without memory until Redis answers, rather than
 	// not at all.
 	cfg.mem.startWithoutRedis = true
-	var m *metrics.Metrics
+	var (
+		m  *metrics.Metrics
+		ms *metrics.Server
+	)
 	if *metricsListen != "" {
 		if withWhatsApp && metrics.SharesPort(*metricsListen, *listen) {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
@@ -170,7 +173,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		// The metrics address is taken before the server starts its work,
 		// so that a busy port stops serve before anything is answered.
-		ms, err := m.Serve(*metricsListen)
+		ms, err = m.Serve(*metricsListen)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -198,8 +201,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// The store closes last, when run returns: after the servers have
 	// finished the messages in hand and the sweeping has stopped.
 	if withWhatsApp {
-		wcfg.Version = build.String()
-		err = serveWhatsApp(ctx, e, wcfg, *listen, site, func(addr net.Addr) {
+		err = serveWhatsApp(ctx, e, wcfg, *listen, site, ms, build.String(), func(addr net.Addr) {
 			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
 		})
 	} else {
@@ -217,11 +219,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // serveWhatsApp runs the WhatsApp server on listen and, if site is not
 // nil, the family's page beside it, until ctx is done or the WhatsApp
-// server fails; the page stops with it.
-func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, serving func(net.Addr)) error {
+// server fails; the page stops with it. With a metrics server ms, its
+// /healthz answers too, with the build's version for ?verbose=1.
+func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, ms *metrics.Server, version string, serving func(net.Addr)) error {
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {
 		return err
+	}
+	if ms != nil {
+		// The build, and so the Go release, is for the host's monitoring,
+		// not the public port's /healthz.
+		ms.Handle("GET /healthz", wa.HealthHandler(version))
 	}
 	pageCtx, stopPage := context.WithCancel(ctx)
 	defer stopPage()
