@@ -18,6 +18,7 @@ import (
 
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/origin"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -101,8 +102,10 @@ func New(cfg Config) (*Server, error) {
 		problems = append(problems, fmt.Sprintf("API version %q is not like %q", cfg.APIVersion, DefaultAPIVersion))
 	}
 	base, err := url.Parse(cfg.BaseURL)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+	if err != nil {
 		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
+	} else if problem := checkBaseURL(base, cfg.InsecureTestEndpoints); problem != "" {
+		problems = append(problems, fmt.Sprintf("base URL %q %s", cfg.BaseURL, problem))
 	}
 	family := make(map[string]string, len(cfg.Family))
 	for number, name := range cfg.Family {
@@ -132,8 +135,9 @@ func New(cfg Config) (*Server, error) {
 		refused:  newRefusals(cfg.Logger, refusalLogEvery),
 		graph: &client{
 			stopping:      stopping,
-			http:          cfg.HTTPClient,
+			http:          origin.Client(cfg.HTTPClient),
 			base:          strings.TrimRight(cfg.BaseURL, "/"),
+			baseURL:       base,
 			version:       cfg.APIVersion,
 			phoneNumberID: cfg.PhoneNumberID,
 			token:         cfg.AccessToken,
