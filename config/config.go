@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/phone"
@@ -52,7 +53,8 @@ type File struct {
 	// Prices are what mombot usage estimates the cost with.
 	Prices *usage.PriceConfig `json:"prices"`
 
-	dir string // the configuration file's folder
+	path string // the configuration file, "" when none was read
+	dir  string // the configuration file's folder
 }
 
 // Person is a family member.
@@ -98,7 +100,7 @@ func Load(path string) (*File, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("config %s: more after the configuration's closing }", position(path, data, dec.InputOffset()))
 	}
-	c.dir = filepath.Dir(path)
+	c.path, c.dir = path, filepath.Dir(path)
 	if _, err := c.Location(c.Timezone); err != nil {
 		return nil, fmt.Errorf("config %s: timezone: %w", path, err)
 	}
@@ -126,7 +128,7 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	if c.Transcription != nil {
-		if _, err := c.Transcription.options(); err != nil {
+		if _, err := c.Transcription.options(true); err != nil {
 			return nil, fmt.Errorf("config %s: %w", path, err)
 		}
 	}
@@ -179,8 +181,15 @@ func (c *File) Location(tz string) (*time.Location, error) {
 	return time.LoadLocation(tz)
 }
 
+// MaxSystemPromptBytes bounds the system prompt file: some 16,000 tokens,
+// far more than a prompt needs.
+const MaxSystemPromptBytes = 64 << 10
+
 // SystemPrompt returns the system prompt file's text, or "" for the
-// built-in one.
+// built-in one. The file must be a regular file of UTF-8 text, at most
+// MaxSystemPromptBytes: what it holds goes to the model with every
+// message, so a device, a folder or one of the kernel's files (such as
+// /proc/self/environ, which holds the process's secrets) is refused.
 func (c *File) SystemPrompt() (string, error) {
 	if c.SystemPromptFile == "" {
 		return "", nil
@@ -189,14 +198,54 @@ func (c *File) SystemPrompt() (string, error) {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(c.dir, path)
 	}
-	data, err := os.ReadFile(path)
+	info, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("config: system prompt: %w", err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	switch {
+	case !info.Mode().IsRegular():
+		return "", fmt.Errorf("config: system prompt file %s is not a regular file", path)
+	case info.Size() == 0:
+		// The kernel's files (/proc, /sys) say 0 whatever they hold.
+		return "", fmt.Errorf("config: system prompt file %s is empty", path)
+	case info.Size() > MaxSystemPromptBytes:
+		return "", fmt.Errorf("config: system prompt file %s is %d bytes, over the %d allowed", path, info.Size(), MaxSystemPromptBytes)
+	}
+	data, err := os.ReadFile(path)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("config: system prompt: %w", err)
+	case len(data) > MaxSystemPromptBytes:
+		return "", fmt.Errorf("config: system prompt file %s is over the %d bytes allowed", path, MaxSystemPromptBytes)
+	case !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0:
+		return "", fmt.Errorf("config: system prompt file %s is not UTF-8 text", path)
+	case len(bytes.TrimSpace(data)) == 0:
 		return "", fmt.Errorf("config: system prompt file %s is empty", path)
 	}
 	return string(data), nil
+}
+
+// Path returns the configuration file read, or "" when there was none.
+func (c *File) Path() string { return c.path }
+
+// SecretRouting returns the settings of the file that decide where a
+// secret or the family's words go, when set: whatsapp.graph_url (the
+// access token), transcription.url (the transcription key and the voice
+// notes) and system_prompt_file (a file sent to the model). Whoever can
+// write the file can set them, so it should be read-only to the process
+// (docs/deploying.md).
+func (c *File) SecretRouting() []string {
+	var keys []string
+	if c.WhatsApp.GraphURL != "" {
+		keys = append(keys, "whatsapp.graph_url")
+	}
+	if c.Transcription != nil && c.Transcription.URL != "" {
+		keys = append(keys, "transcription.url")
+	}
+	if c.SystemPromptFile != "" {
+		keys = append(keys, "system_prompt_file")
+	}
+	return keys
 }
 
 // Names maps each family member's phone number to their name.
@@ -217,9 +266,9 @@ const TranscriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
 // request timeout, the system prompt, the family with their time zones,
 // the request window and cache lifetime (WindowOptions, checked against a
 // memory that keeps maxTurns turns) and the voice notes' transcriber with
-// the key in TranscriptionKeyEnv (Transcriber). The tools and the logger
-// are the caller's to add.
-func (c *File) AssistantOptions(getenv func(string) string, maxTurns int) (assistant.Options, error) {
+// the key in TranscriptionKeyEnv (Transcriber, with insecureEndpoints).
+// The tools and the logger are the caller's to add.
+func (c *File) AssistantOptions(getenv func(string) string, maxTurns int, insecureEndpoints bool) (assistant.Options, error) {
 	o := assistant.Options{
 		Model: c.Model, MaxTokens: c.MaxTokens, MaxToolIterations: c.MaxToolIterations,
 		FallbackModel: c.FallbackModel, Family: map[string]assistant.Person{},
@@ -244,7 +293,7 @@ func (c *File) AssistantOptions(getenv func(string) string, maxTurns int) (assis
 	if o.Window, o.CacheTTL, err = c.WindowOptions(getenv, maxTurns); err != nil {
 		return o, err
 	}
-	if o.Transcriber, err = c.Transcriber(getenv(TranscriptionKeyEnv)); err != nil {
+	if o.Transcriber, err = c.Transcriber(getenv(TranscriptionKeyEnv), insecureEndpoints); err != nil {
 		return o, err
 	}
 	return o, nil

@@ -25,9 +25,11 @@ type Transcription struct {
 }
 
 // options checks the configuration and returns the client's options,
-// without the key.
-func (t *Transcription) options() (transcription.Options, error) {
-	o := transcription.Options{URL: strings.TrimSpace(t.URL), Model: strings.TrimSpace(t.Model)}
+// without the key. insecure is MOMBOT_INSECURE_TEST_ENDPOINTS=1; Load
+// checks the file's syntax with it set, and Transcriber the URL's scheme
+// and host with the command's.
+func (t *Transcription) options(insecure bool) (transcription.Options, error) {
+	o := transcription.Options{URL: strings.TrimSpace(t.URL), Model: strings.TrimSpace(t.Model), InsecureTestEndpoint: insecure}
 	switch {
 	case o.URL == "":
 		return o, fmt.Errorf("transcription.url is required, such as \"https://api.openai.com/v1\"")
@@ -45,12 +47,15 @@ func (t *Transcription) options() (transcription.Options, error) {
 }
 
 // Transcriber returns the client of the configured endpoint with apiKey
-// (spaces around it are trimmed), or nil when none is configured.
-func (c *File) Transcriber(apiKey string) (assistant.Transcriber, error) {
+// (spaces around it are trimmed), or nil when none is configured. The URL
+// must be https, or http to this machine, unless insecureEndpoints
+// (MOMBOT_INSECURE_TEST_ENDPOINTS=1, read by the command) allows http to
+// any host.
+func (c *File) Transcriber(apiKey string, insecureEndpoints bool) (assistant.Transcriber, error) {
 	if c.Transcription == nil {
 		return nil, nil
 	}
-	o, err := c.Transcription.options()
+	o, err := c.Transcription.options(insecureEndpoints)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func TestTranscriptionConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := c.Transcriber(" gsk_secret ")
+	tr, err := c.Transcriber(" gsk_secret ", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestTranscriptionConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr, err := none.Transcriber(" gsk_secret "); tr != nil || err != nil {
+	if tr, err := none.Transcriber(" gsk_secret ", false); tr != nil || err != nil {
 		t.Errorf("transcriber without configuration: %v, %v", tr, err)
 	}
 }

@@ -26,7 +26,7 @@ func TestWhatsAppConfig(t *testing.T) {
 	}
 	env := allSecrets()
 	env["WHATSAPP_GRAPH_URL"] = " http://env "
-	w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, false)
+	w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, WhatsAppOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestWhatsAppConfig(t *testing.T) {
 		t.Errorf("settings: id %q, URL %q, version %q, max age %v, family %v", w.PhoneNumberID, w.BaseURL, w.APIVersion, w.MaxAge, w.Family)
 	}
 	delete(env, "WHATSAPP_PHONE_NUMBER_ID")
-	if w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, false); err != nil || w.PhoneNumberID != "999" {
+	if w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, WhatsAppOptions{}); err != nil || w.PhoneNumberID != "999" {
 		t.Errorf("without WHATSAPP_PHONE_NUMBER_ID: id %q, %v; want the file's 999", w.PhoneNumberID, err)
 	}
 }
@@ -72,7 +72,7 @@ func TestWhatsAppConfigMissing(t *testing.T) {
 			for i, k := range tt.unset {
 				env[k] = strings.Repeat(" ", i%2) // blank is not set
 			}
-			w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, tt.insecure)
+			w, err := c.WhatsAppConfig(func(k string) string { return env[k] }, WhatsAppOptions{SkipSignature: tt.insecure})
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("error %q, want none", err)

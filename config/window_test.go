@@ -72,7 +72,7 @@ func TestAssistantOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"MOMBOT_WINDOW_LOW_TURNS": "5", TranscriptionKeyEnv: "gsk_secret"}
-	o, err := c.AssistantOptions(func(k string) string { return env[k] }, 10)
+	o, err := c.AssistantOptions(func(k string) string { return env[k] }, 10, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestAssistantOptions(t *testing.T) {
 		t.Error("no transcriber")
 	}
 	env["MOMBOT_WINDOW_LOW_TURNS"] = "many"
-	if _, err := c.AssistantOptions(func(k string) string { return env[k] }, 10); err == nil || !strings.Contains(err.Error(), "MOMBOT_WINDOW_LOW_TURNS") {
+	if _, err := c.AssistantOptions(func(k string) string { return env[k] }, 10, false); err == nil || !strings.Contains(err.Error(), "MOMBOT_WINDOW_LOW_TURNS") {
 		t.Errorf("a mistaken override: %v", err)
 	}
 }

@@ -15,13 +15,14 @@ import (
 // with [Server.Shutdown].
 type Server struct {
 	srv  *http.Server
+	mux  *http.ServeMux
 	ln   net.Listener
 	done chan error
 }
 
 // Serve listens on addr ("127.0.0.1:9090"; port 0 picks a free one) and
 // serves the metrics at GET /metrics there, in a goroutine of its own,
-// until Shutdown. Any other path is 404. The address being taken is an
+// until Shutdown. Any other path is 404 unless given to Handle. The address being taken is an
 // error, returned before anything is served.
 func (m *Metrics) Serve(addr string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
@@ -32,12 +33,19 @@ func (m *Metrics) Serve(addr string) (*Server, error) {
 	mux.Handle("GET /metrics", m.Handler())
 	s := &Server{
 		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		mux:  mux,
 		ln:   ln,
 		done: make(chan error, 1),
 	}
 	go func() { s.done <- s.srv.Serve(ln) }()
 	return s, nil
 }
+
+// Handle serves h for pattern (an http.ServeMux pattern, such as
+// "GET /healthz") next to the metrics, on this address that is not public:
+// what the host's monitoring may read and the world should not. It may be
+// called while the server serves.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // Addr is the address the server listens on, with the port chosen.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }

@@ -75,6 +75,14 @@ func International(s string) (string, error) {
 	return n, nil
 }
 
+// Digits returns n, a number in the form [Normalize] returns, without its
+// "+": the form of WhatsApp's ids (wa_id) and of the recipient the Cloud
+// API sends to, so that a number is normalised once and both forms come
+// from it.
+func Digits(n string) string {
+	return strings.TrimPrefix(n, "+")
+}
+
 // Valid reports whether s is a number in the form [Normalize] returns.
 func Valid(s string) bool {
 	n, err := Normalize(s)

@@ -107,3 +107,17 @@ func ExampleMask() {
 	fmt.Println(phone.Mask("+14155551234"))
 	// Output: +*******1234
 }
+
+// Digits is the wa_id of a normalised number: the reply goes where the
+// family check looked.
+func TestDigits(t *testing.T) {
+	for _, in := range []string{"+1 (631) 555-1181", "16315551181", "+16315551181", "1-631-555-1181"} {
+		n, err := phone.Normalize(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := phone.Digits(n); got != "16315551181" {
+			t.Errorf("Digits(Normalize(%q)) = %q, want 16315551181", in, got)
+		}
+	}
+}

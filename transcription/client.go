@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mombot/mombot/apology"
+	"github.com/mombot/mombot/internal/origin"
 )
 
 // Defaults of [Options].
@@ -57,8 +58,15 @@ type Options struct {
 	// Timeout bounds one call; default DefaultTimeout.
 	Timeout time.Duration
 	// HTTPClient makes the calls; default a new client (its Timeout is
-	// not used: Timeout bounds every call through the context).
+	// not used: Timeout bounds every call through the context). The
+	// client calls with a copy whose redirects to another origin carry
+	// no key.
 	HTTPClient *http.Client
+	// InsecureTestEndpoint lets URL be http on any host: a test's
+	// stand-in. Without it URL must be https, or http to this machine
+	// (localhost, 127.0.0.0/8, ::1), where nothing crosses a network.
+	// The command sets it from MOMBOT_INSECURE_TEST_ENDPOINTS=1 only.
+	InsecureTestEndpoint bool
 }
 
 // Client transcribes voice notes. It is safe for concurrent use.
@@ -72,8 +80,9 @@ type Client struct {
 }
 
 // New returns a client for the endpoint of opts. It fails without a URL
-// (or with one that is not http or https) or a model, and with a negative
-// duration or timeout.
+// (or with one that is not https, or http to this machine, unless
+// InsecureTestEndpoint) or a model, and with a negative duration or
+// timeout.
 func New(opts Options) (*Client, error) {
 	u, err := url.Parse(strings.TrimSpace(opts.URL))
 	switch {
@@ -81,6 +90,8 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("transcription: no url")
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		return nil, fmt.Errorf("transcription: url %q is not an http or https URL", opts.URL)
+	case u.Scheme == "http" && !opts.InsecureTestEndpoint && !origin.Loopback(u.Hostname()):
+		return nil, fmt.Errorf("transcription: url %q is http: the key and the voice notes go over https only, or http to this machine (tests set MOMBOT_INSECURE_TEST_ENDPOINTS=1 for another)", opts.URL)
 	case u.User != nil:
 		return nil, errors.New("transcription: the url must not hold credentials; the key goes in MOMBOT_TRANSCRIPTION_API_KEY")
 	case strings.TrimSpace(opts.Model) == "":
@@ -103,9 +114,7 @@ func New(opts Options) (*Client, error) {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
-	if c.http == nil {
-		c.http = &http.Client{}
-	}
+	c.http = origin.Client(c.http)
 	return c, nil
 }
 

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,6 +223,10 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{URL: "https://api.openai.com/v1"},
 		{URL: "https://api.openai.com/v1", Model: "whisper-1", MaxDuration: -time.Second},
 		{URL: "https://api.openai.com/v1", Model: "whisper-1", Timeout: -time.Second},
+		// The key would cross a network in the clear.
+		{URL: "http://api.openai.com/v1", Model: "whisper-1"},
+		{URL: "http://whisper:8000/v1", Model: "whisper-1"},
+		{URL: "http://10.0.0.7:8000/v1", Model: "whisper-1"},
 	} {
 		if _, err := transcription.New(o); err == nil {
 			t.Errorf("New(%+v) succeeded", o)
@@ -228,7 +234,60 @@ func TestNewRefusesBadOptions(t *testing.T) {
 			t.Errorf("New: %v holds the secret of the URL", err)
 		}
 	}
+	// https anywhere, http to this machine, and http anywhere for a test
+	// that opts in.
+	for _, o := range []transcription.Options{
+		{URL: "https://api.groq.com/openai/v1", Model: "whisper-large-v3-turbo"},
+		{URL: "http://127.0.0.1:8000/v1", Model: "whisper-1"},
+		{URL: "http://localhost:8000/v1", Model: "whisper-1"},
+		{URL: "http://[::1]:8000/v1", Model: "whisper-1"},
+		{URL: "http://whisper:8000/v1", Model: "whisper-1", InsecureTestEndpoint: true},
+	} {
+		if _, err := transcription.New(o); err != nil {
+			t.Errorf("New(%+v): %v", o, err)
+		}
+	}
 }
+
+// The key goes only where the endpoint is: a redirect to another port of
+// the same host (which Go's own client would follow with the key) gets
+// the request without it.
+func TestTranscribeKeyDoesNotFollowRedirects(t *testing.T) {
+	stt := transcriptiontest.NewServer(t, "", "words") // accepts requests without a key
+	var auth []string
+	var mu sync.Mutex
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Redirect(w, r, stt.Endpoint(), http.StatusPermanentRedirect)
+	}))
+	t.Cleanup(front.Close)
+	var got []string
+	spy := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		got = append(got, r.URL.Host+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	c := newClient(t, stt, transcription.Options{URL: front.URL + "/v1", APIKey: key, HTTPClient: spy})
+	if text, err := c.Transcribe(context.Background(), voiceNote(t)); err != nil || text != "words" {
+		t.Fatalf("Transcribe through a redirect: %q, %v", text, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) != 1 || auth[0] != "Bearer "+key {
+		t.Errorf("the endpoint got %q, want the key", auth)
+	}
+	stHost := strings.TrimPrefix(strings.TrimSuffix(stt.URL, "/v1"), "http://")
+	if len(got) != 2 || got[1] != stHost+" " {
+		t.Errorf("requests %q, want the second, to %s, without the key", got, stHost)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestStandInEnforcesTheDocumentedRequest sends requests the real API
 // refuses straight to the stand-in, so that a client bug would fail.

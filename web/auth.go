@@ -119,15 +119,22 @@ func (s *sessions) issue(w http.ResponseWriter, r *http.Request, authed bool) se
 		Expires:  sess.expires,
 		MaxAge:   int(SessionLife / time.Second),
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   overHTTPS(r),
 		SameSite: http.SameSiteStrictMode,
 	})
 	return sess
 }
 
+// overHTTPS reports whether the browser reached the page over HTTPS: its
+// own TLS, or a reverse proxy's that says so. A client that claims it
+// falsely only gets a cookie its browser will not send back over HTTP.
+func overHTTPS(r *http.Request) bool {
+	return r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https")
+}
+
 // end removes the session cookie.
 func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: overHTTPS(r), SameSite: http.SameSiteStrictMode})
 }
 
 // csrf returns the CSRF token of sess: forms carry it in a hidden field

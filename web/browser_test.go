@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -14,6 +15,24 @@ import (
 // holds no double quote.
 func threadHas(s string) string {
 	return `//ol[@id="thread"]/li[contains(., "` + s + `")]`
+}
+
+// follow clicks sel and waits for the page it leads to, which must be
+// served 200.
+func follow(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	status, err := browsertest.Follow(ctx, sel)
+	if err != nil || status != http.StatusOK {
+		t.Fatalf("following %s: status %d, %v", sel, status, err)
+	}
+}
+
+// waitVisible waits until sel shows, across the page's own reloads.
+func waitVisible(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	if err := browsertest.WaitVisible(ctx, sel); err != nil {
+		t.Fatalf("waiting for %s: %v", sel, err)
+	}
 }
 
 // TestBrowser drives the page in headless Chromium: with script off, a
@@ -39,20 +58,17 @@ func TestBrowser(t *testing.T) {
 		}
 		defer unlock()
 		f.claude.Enqueue(anthropictest.Text("Soup on Monday."))
-		if err := chromedp.Do(tab,
-			chromedp.Navigate(f.ts.URL),
-			chromedp.Click(`//aside//a[text()="Erin"]`),
-			chromedp.WaitVisible(chromedp.ID("message")),
-			chromedp.SendKeys(chromedp.ID("message"), "What is for dinner on Monday?"),
-			chromedp.Click(`//form[@id="composer"]//button[text()="Send"]`),
-			chromedp.WaitVisible(`//li[contains(., "Waiting for the reply")]`),
-		); err != nil {
+		if err := chromedp.Do(tab, chromedp.Navigate(f.ts.URL)); err != nil {
 			t.Fatal(err)
 		}
-		unlock()
-		if err := chromedp.Do(tab, chromedp.WaitVisible(threadHas("Soup on Monday."))); err != nil {
-			t.Fatalf("the reply does not show without script: %v", err)
+		follow(t, tab, `//aside//a[text()="Erin"]`)
+		if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("message"), "What is for dinner on Monday?")); err != nil {
+			t.Fatal(err)
 		}
+		follow(t, tab, `//form[@id="composer"]//button[text()="Send"]`)
+		waitVisible(t, tab, `//li[contains(., "Waiting for the reply")]`)
+		unlock()
+		waitVisible(t, tab, threadHas("Soup on Monday."))
 		if got, err := chromedp.Run(tab, chromedp.Location()); err != nil || !strings.HasSuffix(got, "/people/erin") {
 			t.Errorf("the page after the post is %q, %v", got, err)
 		}
@@ -64,16 +80,15 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.claude.Enqueue(anthropictest.Text(`Try <script>document.title="pwned"</script><img src="/x" onerror="document.title='pwned'"> this.`))
-		if err := chromedp.Do(tab,
-			chromedp.Navigate(f.ts.URL),
-			chromedp.Click(`//aside//a[text()="Jason"]`),
-			chromedp.WaitVisible(chromedp.ID("message")),
-			chromedp.SendKeys(chromedp.ID("message"), "Any idea for the weekend?"),
-			chromedp.Click(`//form[@id="composer"]//button[text()="Send"]`),
-			chromedp.WaitVisible(threadHas("Try")),
-		); err != nil {
-			t.Fatalf("the reply does not show: %v", err)
+		if err := chromedp.Do(tab, chromedp.Navigate(f.ts.URL)); err != nil {
+			t.Fatal(err)
 		}
+		follow(t, tab, `//aside//a[text()="Jason"]`)
+		if err := chromedp.Do(tab, chromedp.SendKeys(chromedp.ID("message"), "Any idea for the weekend?")); err != nil {
+			t.Fatal(err)
+		}
+		follow(t, tab, `//form[@id="composer"]//button[text()="Send"]`)
+		waitVisible(t, tab, threadHas("Try"))
 		reply, err := chromedp.Run(tab, chromedp.Text(threadHas("Try")))
 		if want := `Try <script>document.title="pwned"</script><img src="/x" onerror="document.title='pwned'"> this.`; err != nil || reply != want {
 			t.Errorf("the reply shows as %q, %v; want the text %q", reply, err, want)
@@ -86,23 +101,22 @@ func TestBrowser(t *testing.T) {
 		}
 
 		// The lists: one added from the page, then removed by its button.
+		follow(t, tab, `//nav//a[text()="Lists"]`)
 		if err := chromedp.Do(tab,
-			chromedp.Click(`//nav//a[text()="Lists"]`),
-			chromedp.SendKeys(`//input[@name="list"]`, "grocery"),
-			chromedp.SendKeys(`//textarea[@name="item"]`, "oat milk"),
-			chromedp.Click(`//section[contains(@class,"new")]//button`),
-			chromedp.WaitVisible(`//section[@id="list-grocery"]//li[contains(., "oat milk")]`),
-			chromedp.Click(`//section[@id="list-grocery"]//li[contains(., "oat milk")]//button`),
-			chromedp.WaitVisible(`//p[@class="empty"][contains(., "No lists yet.")]`),
+			chromedp.SendKeys(`//section[contains(@class,"new")]//input[@name="list"]`, "grocery"),
+			chromedp.SendKeys(`//section[contains(@class,"new")]//textarea[@name="item"]`, "oat milk"),
 		); err != nil {
-			t.Fatalf("editing the lists: %v", err)
+			t.Fatal(err)
 		}
+		follow(t, tab, `//section[contains(@class,"new")]//button`)
+		waitVisible(t, tab, `//section[@id="list-grocery"]//li[contains(., "oat milk")]`)
+		follow(t, tab, `//section[@id="list-grocery"]//li[contains(., "oat milk")]//button`)
+		waitVisible(t, tab, `//p[@class="empty"][contains(., "No lists yet.")]`)
 		if got := f.listTexts(); got != "" {
 			t.Errorf("the lists after removing the item: %q", got)
 		}
-		if err := chromedp.Do(tab, chromedp.Click(`//nav//a[text()="Usage"]`), chromedp.WaitVisible(`svg.cost-chart rect.bar`)); err != nil {
-			t.Errorf("the usage chart does not show: %v", err)
-		}
+		follow(t, tab, `//nav//a[text()="Usage"]`)
+		waitVisible(t, tab, `svg.cost-chart rect.bar`)
 		v, err := browsertest.CSPViolations(tab)
 		if err != nil || len(v) != 0 {
 			t.Errorf("the policy blocked something on the pages: %q, %v", v, err)

@@ -175,8 +175,17 @@ func TestLogin(t *testing.T) {
 			t.Errorf("the session cookie %q lacks %s", cookie, want)
 		}
 	}
+	if strings.Contains(cookie, "Secure") {
+		t.Errorf("the session cookie %q over plain HTTP is Secure: the browser would never send it back", cookie)
+	}
 	if r := b.get("/usage"); r.status != http.StatusOK {
 		t.Errorf("GET /usage logged in: status %d", r.status)
+	}
+	// Behind a reverse proxy that terminates HTTPS, it is Secure.
+	proxied, _ := http.NewRequest(http.MethodGet, f.ts.URL+"/login", nil)
+	proxied.Header.Set("X-Forwarded-Proto", "https")
+	if c := f.browser().do(proxied).header.Get("Set-Cookie"); !strings.Contains(c, "; Secure") {
+		t.Errorf("the session cookie behind an HTTPS proxy: %q, want Secure", c)
 	}
 	if r := b.get("/static/style.css"); r.status != http.StatusOK {
 		t.Errorf("GET /static/style.css logged in: status %d", r.status)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mombot/mombot/internal/origin"
 )
 
 // APIError is an error answer of the Graph API, in its documented shape:
@@ -77,7 +79,8 @@ const (
 // log line.
 type client struct {
 	http          *http.Client
-	base          string // scheme://host, no trailing slash
+	base          string   // scheme://host, no trailing slash
+	baseURL       *url.URL // base, parsed
 	version       string
 	phoneNumberID string
 	token         string
@@ -303,6 +306,10 @@ func readAPIError(resp *http.Response) error {
 // limit.
 var errMediaTooLarge = errors.New("media too large")
 
+// errMediaHost is returned by media for a media URL on a host the access
+// token must not go to.
+var errMediaHost = errors.New("host not allowed")
+
 // media downloads the media with the given id: GET /{version}/{media-id}
 // answers with a short-lived URL, and a GET of that URL, with the same
 // bearer token, answers with the bytes. It returns the bytes and the media
@@ -325,6 +332,11 @@ func (c *client) media(ctx context.Context, id string) ([]byte, string, error) {
 	u, err := url.Parse(info.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, "", errors.New("media url: the Graph API answered without a usable url")
+	}
+	if !mediaURLAllowed(u, c.baseURL) {
+		// The URL's query is signed and has no place in a log; its
+		// origin says where it pointed.
+		return nil, "", fmt.Errorf("media url: %w: %s is neither the Graph API's origin nor Meta's media hosts over https", errMediaHost, origin.Of(u))
 	}
 	resp, err = c.get(ctx, info.URL)
 	if err != nil {

@@ -125,11 +125,19 @@ type Config struct {
 	// APIVersion is the Graph API version in request paths, such as
 	// "v21.0". Default DefaultAPIVersion.
 	APIVersion string
-	// BaseURL is the Graph API's scheme and host. Default DefaultBaseURL;
-	// tests and proxies set their own.
+	// BaseURL is the Graph API's scheme and host. Default DefaultBaseURL,
+	// the only one allowed unless InsecureTestEndpoints is set.
 	BaseURL string
+	// InsecureTestEndpoints lets BaseURL be http, and on any host: a
+	// test's fake Graph API. The command sets it from
+	// MOMBOT_INSECURE_TEST_ENDPOINTS=1 only. Even then the access token
+	// goes to a media URL only on BaseURL's own origin (scheme, host and
+	// port) or on Meta's media hosts over https, and never follows a
+	// redirect to another origin.
+	InsecureTestEndpoints bool
 	// HTTPClient makes the Graph API calls. Default: a client with a
-	// 30-second timeout.
+	// 30-second timeout. The server makes its calls with a copy whose
+	// redirects to another origin carry no Authorization header.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the attempts to send one message part when the
 	// send fails for a passing reason: 429, 5xx, a temporary Graph error
@@ -196,9 +204,6 @@ type Config struct {
 	Health func(ctx context.Context) error
 	// Observer hears what the server does, for metrics. Default none.
 	Observer Observer
-	// Version is the build's version, shown by GET /healthz?verbose=1
-	// after the status line; empty shows none.
-	Version string
 
 	// Logger receives the server's logs. Default slog.Default().
 	Logger *slog.Logger
@@ -265,5 +270,6 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("family", len(c.Family)),
 		slog.Duration("max_age", c.MaxAge),
 		slog.Bool("allow_unsigned", c.AllowUnsigned),
+		slog.Bool("insecure_test_endpoints", c.InsecureTestEndpoints),
 	)
 }

@@ -13,3 +13,11 @@ func SetShutdownLockWait(d time.Duration) (restore func()) {
 	shutdownLockWait = d
 	return func() { shutdownLockWait = old }
 }
+
+// SetRefusalLogEvery sets the interval of the log of refused requests, for
+// the Servers created until restore.
+func SetRefusalLogEvery(d time.Duration) (restore func()) {
+	old := refusalLogEvery
+	refusalLogEvery = d
+	return func() { refusalLogEvery = old }
+}

@@ -30,16 +30,17 @@ func FuzzWebhook(f *testing.F) {
 	f.Add([]byte(`{"object":"whatsapp_business_account","entry":[{"changes":[{"value":{"messages":[{"from":"16505551234","id":"wamid.x","type":"image","image":{"id":"nope"}}]}}]}]}`))
 	graph := graphtest.NewServer(f)
 	srv, err := whatsapp.New(whatsapp.Config{
-		AccessToken:   graphtest.Token,
-		PhoneNumberID: graphtest.PhoneNumberID,
-		AppSecret:     appSecret,
-		BaseURL:       graph.URL,
-		RetryDelay:    time.Millisecond,
-		Family:        map[string]string{sheena: "Sheena"},
-		Responder:     &recorder{},
-		Inbox:         &delivery.Memory{},
-		Logger:        quiet,
-		Now:           func() time.Time { return sampleTime },
+		AccessToken:           graphtest.Token,
+		PhoneNumberID:         graphtest.PhoneNumberID,
+		AppSecret:             appSecret,
+		BaseURL:               graph.URL,
+		InsecureTestEndpoints: true,
+		RetryDelay:            time.Millisecond,
+		Family:                map[string]string{sheena: "Sheena"},
+		Responder:             &recorder{},
+		Inbox:                 &delivery.Memory{},
+		Logger:                quiet,
+		Now:                   func() time.Time { return sampleTime },
 	})
 	if err != nil {
 		f.Fatal(err)

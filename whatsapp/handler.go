@@ -71,8 +71,9 @@ func (h handler) Answer(ctx, held context.Context, m delivery.Message) (parts []
 }
 
 // Send implements delivery.Handler: the parts go to the sender's WhatsApp
-// id, and once the last is sent the message is logged as answered (a part
-// that fails is logged by send instead). A failure that may pass (a
+// id (the digits of the number normalised when the message came, which
+// the family check used too), and once the last is sent the message is
+// logged as answered (a part that fails is logged by send instead). A failure that may pass (a
 // temporary Graph API error, or no answer at all past the client's
 // retries) wraps delivery.ErrTemporary.
 func (h handler) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
@@ -81,7 +82,7 @@ func (h handler) Send(ctx context.Context, m delivery.Message, parts []string) (
 		return 0, err
 	}
 	log := h.s.log.With("id", m.ID, "from", phone.Mask(m.Key))
-	n, err := h.s.send(ctx, log, ev.WaID, parts)
+	n, err := h.s.send(ctx, log, phone.Digits(ev.From), parts)
 	switch {
 	case err == nil:
 		chars := 0

@@ -98,12 +98,14 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 		AppSecret:     appSecret,
 		VerifyToken:   verifyToken,
 		BaseURL:       h.graph.URL,
-		APIVersion:    graphtest.Version,
-		RetryDelay:    time.Millisecond,
-		Family:        map[string]string{"+1 650 555 1234": "Sheena", "+1 555 000 0001": "Ann", "+1 555 000 0002": "Bob"},
-		Responder:     h.resp,
-		Logger:        slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:           func() time.Time { return sampleTime },
+		// The fake Graph API is http on loopback.
+		InsecureTestEndpoints: true,
+		APIVersion:            graphtest.Version,
+		RetryDelay:            time.Millisecond,
+		Family:                map[string]string{"+1 650 555 1234": "Sheena", "+1 555 000 0001": "Ann", "+1 555 000 0002": "Bob"},
+		Responder:             h.resp,
+		Logger:                slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:                   func() time.Time { return sampleTime },
 	}
 	for _, f := range configure {
 		f(&h.cfg)

@@ -26,7 +26,7 @@ type Observer interface {
 // Why a message gets no reply, as given to Observer.MessageSkipped.
 const (
 	SkipNotFamily   = "not_family"   // the sender is not in Config.Family
-	SkipOtherNumber = "other_number" // sent to another business number
+	SkipOtherNumber = "other_number" // sent to another business number, or to none named
 	SkipNoSender    = "no_sender"    // no usable sender
 	SkipNoID        = "no_id"        // no message id
 	SkipIgnoredKind = "ignored_kind" // a kind that needs no answer (a reaction, say)

@@ -145,7 +145,7 @@ type event struct {
 	PhoneNumberID string // the business number it was sent to
 	ID            string // wamid
 	From          string // normalised "+<digits>"; empty when not a phone number
-	WaID          string // the sender's WhatsApp id as sent, to reply to
+	WaID          string // the sender as sent, for the log when From is empty
 	ProfileName   string
 	Time          time.Time
 	// Received is when the server queued it, which stands for Time when
@@ -258,7 +258,7 @@ func parseChange(d *webhook, v *changeValue) {
 			Type:          m.Type,
 		}
 		for _, ct := range contacts {
-			if ct.WaID == m.From || len(contacts) == 1 {
+			if normalize(ct.WaID) == ev.From || len(contacts) == 1 {
 				ev.ProfileName = ct.Profile.Name
 				break
 			}

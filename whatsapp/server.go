@@ -18,6 +18,7 @@ import (
 
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/origin"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -35,8 +36,9 @@ var (
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
-//	               Config.Health fails), 503 once shutting down;
-//	               with ?verbose=1 a second line "version: ..." (Config.Version)
+//	               Config.Health fails), 503 once shutting down
+//	               (HealthHandler serves the same with the build's version,
+//	               for a listener that is not public)
 //
 // A delivery is answered 200 once its messages are accepted by the
 // delivery pipeline (kept in the Config.Inbox, or with
@@ -46,6 +48,11 @@ var (
 // life). With a durable Inbox, a message acknowledged to Meta is answered
 // even if the process dies: at least once, and exactly once unless the
 // process dies between sending a reply and recording it.
+//
+// The requests refused before the sender is known (a failed handshake, a
+// delivery without a valid signature, a malformed body) are logged once a
+// minute for each kind: the first whole, the others as a count when the
+// minute ends, or at Shutdown, so that a stranger cannot fill the log.
 //
 // Create it with [New] and stop it with [Server.Shutdown].
 type Server struct {
@@ -61,6 +68,8 @@ type Server struct {
 	closeOnce sync.Once
 	// pipeline takes the messages accepted to their reply.
 	pipeline *delivery.Pipeline
+	// refused logs the refusals of requests from unknown senders.
+	refused *refusals
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -93,8 +102,10 @@ func New(cfg Config) (*Server, error) {
 		problems = append(problems, fmt.Sprintf("API version %q is not like %q", cfg.APIVersion, DefaultAPIVersion))
 	}
 	base, err := url.Parse(cfg.BaseURL)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
+	if err != nil {
 		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
+	} else if problem := checkBaseURL(base, cfg.InsecureTestEndpoints); problem != "" {
+		problems = append(problems, fmt.Sprintf("base URL %q %s", cfg.BaseURL, problem))
 	}
 	family := make(map[string]string, len(cfg.Family))
 	for number, name := range cfg.Family {
@@ -121,10 +132,12 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		family:   family,
 		stopping: stopping,
+		refused:  newRefusals(cfg.Logger, refusalLogEvery),
 		graph: &client{
 			stopping:      stopping,
-			http:          cfg.HTTPClient,
+			http:          origin.Client(cfg.HTTPClient),
 			base:          strings.TrimRight(cfg.BaseURL, "/"),
+			baseURL:       base,
 			version:       cfg.APIVersion,
 			phoneNumberID: cfg.PhoneNumberID,
 			token:         cfg.AccessToken,
@@ -168,6 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	s.closeOnce.Do(func() { close(s.stopping) })
+	s.refused.close()
 	if err := s.pipeline.Shutdown(ctx); err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
@@ -183,7 +197,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	ok := q.Get("hub.mode") == "subscribe" && token != "" && challenge != "" && len(challenge) <= 1024 &&
 		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) == 1
 	if !ok {
-		s.log.Warn("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"))
+		s.refused.refuse("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
@@ -193,7 +207,28 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, challenge)
 }
 
+// healthz answers the public GET /healthz: the status line only.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	s.health(w, r, "")
+}
+
+// HealthHandler returns a handler that answers GET /healthz as the Server
+// does and, asked with ?verbose=1, adds the line "version: " and version,
+// the build. Serve it on a listener that is not public, such as the
+// metrics one: the public /healthz does not tell the world which build,
+// and so which Go release, runs.
+func (s *Server) HealthHandler(version string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		shown := ""
+		if r.URL.Query().Get("verbose") != "" {
+			shown = version
+		}
+		s.health(w, r, shown)
+	})
+}
+
+// health writes the status line, and a version line when version is set.
+func (s *Server) health(w http.ResponseWriter, r *http.Request, version string) {
 	if s.closing.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
@@ -212,8 +247,8 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		status = degradedHealth
 	}
 	io.WriteString(w, status+"\n")
-	if r.URL.Query().Get("verbose") != "" && s.cfg.Version != "" {
-		io.WriteString(w, "version: "+s.cfg.Version+"\n")
+	if version != "" {
+		io.WriteString(w, "version: "+version+"\n")
 	}
 }
 
@@ -266,19 +301,19 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.AppSecret != "" {
 		sig := r.Header.Get(SignatureHeader)
 		if sig == "" {
-			s.log.Warn("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
+			s.refused.refuse("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "missing signature", http.StatusUnauthorized)
 			return
 		}
 		if !ValidSignature([]byte(s.cfg.AppSecret), body, sig) {
-			s.log.Warn("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
+			s.refused.refuse("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "bad signature", http.StatusForbidden)
 			return
 		}
 	}
 	d, err := parseDelivery(body)
 	if err != nil {
-		s.log.Warn("whatsapp: malformed webhook delivery", "err", err)
+		s.refused.refuse("whatsapp: malformed webhook delivery", "err", err)
 		http.Error(w, "malformed payload", http.StatusBadRequest)
 		return
 	}
@@ -337,8 +372,10 @@ func (s *Server) accept(ev event) bool {
 		log.Warn("whatsapp: message without an id ignored")
 		s.cfg.Observer.MessageSkipped(SkipNoID)
 		return false
-	case ev.PhoneNumberID != "" && ev.PhoneNumberID != s.cfg.PhoneNumberID:
-		log.Warn("whatsapp: message to another business number ignored", "phone_number_id", ev.PhoneNumberID)
+	case ev.PhoneNumberID != s.cfg.PhoneNumberID:
+		// A delivery without the number it was sent to is no more ours
+		// than one to another number.
+		log.Warn("whatsapp: message to another business number, or to none, ignored", "phone_number_id", ev.PhoneNumberID)
 		s.cfg.Observer.MessageSkipped(SkipOtherNumber)
 		return false
 	}

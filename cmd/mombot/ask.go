@@ -92,7 +92,7 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 			return nil, nil, nil, err
 		}
 	}
-	opts, err := fc.AssistantOptions(e.getenv, c.mem.maxTurns)
+	opts, err := fc.AssistantOptions(e.getenv, c.mem.maxTurns, e.insecureEndpoints)
 	if err != nil {
 		return nil, nil, nil, err
 	}

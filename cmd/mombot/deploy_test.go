@@ -170,6 +170,11 @@ func TestCompose(t *testing.T) {
 	if !slices.Contains(m.Volumes, "./data:/app/data") {
 		t.Errorf("mombot volumes %v lack ./data:/app/data", m.Volumes)
 	}
+	// The configuration routes secrets: outside the data folder, which the
+	// process writes, and read-only (docs/configuration.md).
+	if !slices.Contains(m.Volumes, "./mombot.json:/app/mombot.json:ro") {
+		t.Errorf("mombot volumes %v lack ./mombot.json:/app/mombot.json:ro", m.Volumes)
+	}
 	if len(m.Profiles) > 0 {
 		t.Errorf("mombot is in profiles %v: it must start by default", m.Profiles)
 	}

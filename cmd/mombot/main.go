@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/mombot/mombot/conversation/storeurl"
@@ -49,7 +50,16 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	log    *slog.Logger
+	// insecureEndpoints is MOMBOT_INSECURE_TEST_ENDPOINTS=1, read here
+	// once: the Graph API and transcription URLs may be http and (for
+	// the Graph API) another host than Meta's. For tests' fakes only.
+	insecureEndpoints bool
 }
+
+// insecureEndpointsEnv names the variable of env.insecureEndpoints. It is
+// read from the environment only, never from the configuration file, which
+// whoever can write the data folder might change.
+const insecureEndpointsEnv = "MOMBOT_INSECURE_TEST_ENDPOINTS"
 
 // command is one sub-command.
 type command struct {
@@ -97,6 +107,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	var err error
 	if e.log, err = processLogger(stderr, getenv, name); err != nil {
 		return err
+	}
+	switch v := strings.TrimSpace(getenv(insecureEndpointsEnv)); v {
+	case "":
+	case "1":
+		e.insecureEndpoints = true
+	default:
+		return cli.Usagef("%s=%q: set it to 1, for tests against fake APIs only, or leave it unset", insecureEndpointsEnv, v)
 	}
 	if err := cmd.run(ctx, e, rest); err != nil && !errors.Is(err, flag.ErrHelp) {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ Secrets come from the environment only:
   WHATSAPP_APP_SECRET       the Meta app secret, to check webhook signatures
   WHATSAPP_VERIFY_TOKEN     the token you chose for the webhook handshake
   WHATSAPP_PHONE_NUMBER_ID  the business number's id (or whatsapp.phone_number_id in the config)
-  WHATSAPP_GRAPH_URL        another Graph API base URL (or whatsapp.graph_url)
+  WHATSAPP_GRAPH_URL        the Graph API base URL (or whatsapp.graph_url): only
+                            https://graph.facebook.com, unless the environment
+                            has MOMBOT_INSECURE_TEST_ENDPOINTS=1 (tests' fakes)
 
 Flags:`
 
@@ -87,7 +90,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	var wcfg whatsapp.Config
 	webhook := ""
 	if withWhatsApp {
-		if wcfg, err = fc.WhatsAppConfig(e.getenv, *insecure); err != nil {
+		if wcfg, err = fc.WhatsAppConfig(e.getenv, config.WhatsAppOptions{SkipSignature: *insecure, InsecureTestEndpoints: e.insecureEndpoints}); err != nil {
 			return err
 		}
 		webhook = *listen
@@ -101,7 +104,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// A server answers without memory until Redis answers, rather than
 	// not at all.
 	cfg.mem.startWithoutRedis = true
-	var m *metrics.Metrics
+	var (
+		m  *metrics.Metrics
+		ms *metrics.Server
+	)
 	if *metricsListen != "" {
 		if withWhatsApp && metrics.SharesPort(*metricsListen, *listen) {
 			return cli.Usagef("serve: --metrics-listen %s is the webhook address: the metrics must be served apart from the public port", *metricsListen)
@@ -115,6 +121,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	// Warned once the settings are known to be complete, at start.
+	if e.insecureEndpoints {
+		e.log.Warn("mombot: INSECURE: " + insecureEndpointsEnv + "=1: the Graph API and transcription URLs may be http, and the Graph API another host than Meta's; for tests against fake APIs only")
+	}
+	warnWritableConfig(e, fc)
 
 	// One lock per sender for every way a message comes in, WhatsApp and
 	// the page, so that two messages of one person never run at once.
@@ -164,7 +175,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		}
 		// The metrics address is taken before the server starts its work,
 		// so that a busy port stops serve before anything is answered.
-		ms, err := m.Serve(*metricsListen)
+		ms, err = m.Serve(*metricsListen)
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
@@ -192,8 +203,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// The store closes last, when run returns: after the servers have
 	// finished the messages in hand and the sweeping has stopped.
 	if withWhatsApp {
-		wcfg.Version = build.String()
-		err = serveWhatsApp(ctx, e, wcfg, *listen, site, func(addr net.Addr) {
+		err = serveWhatsApp(ctx, e, wcfg, *listen, site, ms, build.String(), func(addr net.Addr) {
 			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
 		})
 	} else {
@@ -211,11 +221,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 
 // serveWhatsApp runs the WhatsApp server on listen and, if site is not
 // nil, the family's page beside it, until ctx is done or the WhatsApp
-// server fails; the page stops with it.
-func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, serving func(net.Addr)) error {
+// server fails; the page stops with it. With a metrics server ms, its
+// /healthz answers too, with the build's version for ?verbose=1.
+func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, ms *metrics.Server, version string, serving func(net.Addr)) error {
 	wa, err := whatsapp.New(wcfg)
 	if err != nil {
 		return err
+	}
+	if ms != nil {
+		// The build, and so the Go release, is for the host's monitoring,
+		// not the public port's /healthz.
+		ms.Handle("GET /healthz", wa.HealthHandler(version))
 	}
 	pageCtx, stopPage := context.WithCancel(ctx)
 	defer stopPage()
@@ -242,4 +258,24 @@ func envOr(e *env, key, def string) string {
 		return v
 	}
 	return def
+}
+
+// warnWritableConfig warns when the configuration file, which this process
+// could change, sets where secrets go: whatever can make the process write
+// a file could redirect the transcription key, or send a file of its
+// choosing to the model. The file belongs outside the data folder,
+// read-only to the process (docs/deploying.md).
+func warnWritableConfig(e *env, fc *config.File) {
+	keys := fc.SecretRouting()
+	if fc.Path() == "" || len(keys) == 0 {
+		return
+	}
+	// Opening for writing, without truncating or writing, changes nothing.
+	f, err := os.OpenFile(fc.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	f.Close()
+	e.log.Warn("mombot: the configuration file is writable by this process and sets where secrets go; make it read-only to it (see docs/deploying.md)",
+		"config", fc.Path(), "settings", strings.Join(keys, ", "))
 }

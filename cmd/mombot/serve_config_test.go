@@ -31,15 +31,16 @@ func serveVars(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	return map[string]string{
-		"ANTHROPIC_API_KEY":        anthropictest.APIKey,
-		"ANTHROPIC_BASE_URL":       anthropictest.NewServer(t).URL,
-		"WHATSAPP_ACCESS_TOKEN":    graphtest.Token,
-		"WHATSAPP_VERIFY_TOKEN":    "serve-config-verify-token",
-		"WHATSAPP_PHONE_NUMBER_ID": graphtest.PhoneNumberID,
-		"WHATSAPP_GRAPH_URL":       graphtest.NewServer(t).URL,
-		"MOMBOT_CONFIG":            cfg,
-		"MOMBOT_STORE":             filepath.Join(dir, "conversations.json"),
-		"MOMBOT_LOG_FORMAT":        "text", // the tests read key=value lines; off a terminal the default is JSON
+		"ANTHROPIC_API_KEY":              anthropictest.APIKey,
+		"ANTHROPIC_BASE_URL":             anthropictest.NewServer(t).URL,
+		"WHATSAPP_ACCESS_TOKEN":          graphtest.Token,
+		"WHATSAPP_VERIFY_TOKEN":          "serve-config-verify-token",
+		"WHATSAPP_PHONE_NUMBER_ID":       graphtest.PhoneNumberID,
+		"WHATSAPP_GRAPH_URL":             graphtest.NewServer(t).URL,
+		"MOMBOT_INSECURE_TEST_ENDPOINTS": "1", // the fakes are http on loopback
+		"MOMBOT_CONFIG":                  cfg,
+		"MOMBOT_STORE":                   filepath.Join(dir, "conversations.json"),
+		"MOMBOT_LOG_FORMAT":              "text", // the tests read key=value lines; off a terminal the default is JSON
 	}
 }
 
@@ -83,8 +84,8 @@ func TestServeInsecureSkipSignature(t *testing.T) {
 		vars := serveVars(t)
 		vars["WHATSAPP_APP_SECRET"] = "serve-config-app-secret"
 		s := startServeInProcess(t, vars, "--insecure-skip-signature")
-		if strings.Contains(s.logs.String(), "INSECURE") {
-			t.Errorf("INSECURE logged though an app secret is set:\n%s", s.logs.String())
+		if strings.Contains(s.logs.String(), "signatures are NOT checked") {
+			t.Errorf("unchecked signatures logged though an app secret is set:\n%s", s.logs.String())
 		}
 		if code := s.postUnsigned(t); code != http.StatusUnauthorized {
 			t.Errorf("an unsigned delivery got %d, want 401", code)

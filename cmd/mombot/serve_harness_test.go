@@ -103,6 +103,7 @@ func (f *serveFixture) env() []string {
 		"WHATSAPP_VERIFY_TOKEN=" + e2eVerifyToken,
 		"WHATSAPP_PHONE_NUMBER_ID=" + graphtest.PhoneNumberID,
 		"WHATSAPP_GRAPH_URL=" + f.graph.URL,
+		"MOMBOT_INSECURE_TEST_ENDPOINTS=1", // the fakes are http on loopback
 		"MOMBOT_STORE=" + f.store,
 		"MOMBOT_LOG_FORMAT=text", // the tests read key=value lines; off a terminal the default is JSON
 	}, f.extraEnv...)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,9 +62,22 @@ func TestServeMetrics(t *testing.T) {
 	}
 	murl := "http://" + m[1]
 
-	// The webhook port does not serve the metrics.
+	// The webhook port does not serve the metrics, nor the build; the
+	// metrics port serves both.
 	if code, _ := p.get("/metrics"); code != http.StatusNotFound {
 		t.Errorf("GET /metrics on the webhook port: %d, want 404", code)
+	}
+	if code, body := p.get("/healthz?verbose=1"); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("GET /healthz?verbose=1 on the webhook port: %d %q, want 200 \"ok\\n\"", code, body)
+	}
+	resp, err := http.Get(murl + "/healthz?verbose=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasPrefix(string(body), "ok\nversion: ") || !strings.HasSuffix(string(body), " "+runtime.Version()+"\n") {
+		t.Errorf("GET /healthz?verbose=1 on the metrics port: %q, want the status and the build", body)
 	}
 	before, _ := scrape(t, murl)
 

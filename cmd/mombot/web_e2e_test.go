@@ -73,27 +73,37 @@ func TestPageInBrowser(t *testing.T) {
 		anthropictest.Text("Added oat milk to the grocery list."),
 		anthropictest.Text(`You asked for <b>oat milk</b>. <script>document.title="pwned"</script>`),
 	)
-	send := func(text string) {
+	// Every click that leads to a page waits for it (follow), and every
+	// wait for what a reply brings rides out the page's own reloads.
+	follow := func(sel string, want int) {
 		t.Helper()
-		if err := chromedp.Do(ctx,
-			chromedp.SendKeys(chromedp.ID("message"), text),
-			chromedp.Click(`//form[@id="composer"]//button[text()="Send"]`),
-		); err != nil {
-			t.Fatalf("sending %q: %v", text, err)
+		status, err := browsertest.Follow(ctx, sel)
+		if err != nil || status != want {
+			t.Fatalf("following %s: status %d, %v; want %d", sel, status, err, want)
 		}
 	}
+	wait := func(sel string) {
+		t.Helper()
+		if err := browsertest.WaitVisible(ctx, sel); err != nil {
+			t.Fatalf("waiting for %s: %v", sel, err)
+		}
+	}
+	send := func(text string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("message"), text)); err != nil {
+			t.Fatalf("typing %q: %v", text, err)
+		}
+		follow(`//form[@id="composer"]//button[text()="Send"]`, http.StatusOK)
+	}
 	// Chat as Erin, twice.
-	if err := chromedp.Do(ctx, chromedp.Navigate(base), chromedp.Click(`//aside//a[text()="Erin"]`), chromedp.WaitVisible(chromedp.ID("message"))); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(base)); err != nil {
 		t.Fatal(err)
 	}
+	follow(`//aside//a[text()="Erin"]`, http.StatusOK)
 	send("Please put oat milk on the grocery list")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(threadItem("Added oat milk to the grocery list."))); err != nil {
-		t.Fatalf("the first reply does not show: %v", err)
-	}
+	wait(threadItem("Added oat milk to the grocery list."))
 	send("What did I just ask you?")
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(threadItem("You asked for"))); err != nil {
-		t.Fatalf("the second reply does not show: %v", err)
-	}
+	wait(threadItem("You asked for"))
 
 	// The second message carried the first to the model.
 	reqs := claude.Requests()
@@ -112,43 +122,27 @@ func TestPageInBrowser(t *testing.T) {
 	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || title != "Erin · mombot" {
 		t.Errorf("the title is %q, %v: the reply's markup ran", title, err)
 	}
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(`//li[contains(@class,"call")][contains(., "list_add")][contains(., "oat milk")]`)); err != nil {
-		t.Errorf("the transcript does not show the tool call: %v", err)
-	}
+	wait(`//li[contains(@class,"call")][contains(., "list_add")][contains(., "oat milk")]`)
 
 	// Usage and lists show.
-	if err := chromedp.Do(ctx,
-		chromedp.Click(`//nav//a[text()="Usage"]`),
-		chromedp.WaitVisible(`svg.cost-chart rect.bar`),
-		chromedp.WaitVisible(`//ul[@class="legend"]/li[contains(., "Erin: $")]`),
-	); err != nil {
-		t.Errorf("the usage page: %v", err)
-	}
-	if err := chromedp.Do(ctx,
-		chromedp.Click(`//nav//a[text()="Lists"]`),
-		chromedp.WaitVisible(`//section[@id="list-grocery"]//li[contains(., "oat milk")]`),
-	); err != nil {
-		t.Fatalf("the lists page: %v", err)
-	}
+	follow(`//nav//a[text()="Usage"]`, http.StatusOK)
+	wait(`svg.cost-chart rect.bar`)
+	wait(`//ul[@class="legend"]/li[contains(., "Erin: $")]`)
+	follow(`//nav//a[text()="Lists"]`, http.StatusOK)
+	wait(`//section[@id="list-grocery"]//li[contains(., "oat milk")]`)
 
 	// Deleting works: the list item, and Erin's conversation.
-	if err := chromedp.Do(ctx,
-		chromedp.Click(`//section[@id="list-grocery"]//li[contains(., "oat milk")]//button[text()="Remove"]`),
-		chromedp.WaitVisible(`//p[@class="empty"][contains(., "No lists yet.")]`),
-	); err != nil {
-		t.Errorf("removing the list item: %v", err)
-	}
+	follow(`//section[@id="list-grocery"]//li[contains(., "oat milk")]//button[text()="Remove"]`, http.StatusOK)
+	wait(`//p[@class="empty"][contains(., "No lists yet.")]`)
 	// A change without its CSRF token is refused: the form's token taken
 	// out, the clear button pressed, 403, and the conversation stays.
-	if err := chromedp.Do(ctx,
-		chromedp.Click(`//aside//a[text()="Erin"]`),
-		chromedp.WaitVisible(threadItem("You asked for")),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector("form.clear input[name=csrf]").remove()`),
-		chromedp.Click(`//button[text()="Clear conversation"]`),
-		chromedp.WaitVisible(`//h1[text()="Forbidden"]`),
-	); err != nil {
-		t.Errorf("a clear without its CSRF token: %v", err)
+	follow(`//aside//a[text()="Erin"]`, http.StatusOK)
+	wait(threadItem("You asked for"))
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector("form.clear input[name=csrf]").remove()`)); err != nil {
+		t.Fatal(err)
 	}
+	follow(`//button[text()="Clear conversation"]`, http.StatusForbidden)
+	wait(`//h1[text()="Forbidden"]`)
 	resp, err := http.PostForm(base+"people/erin/clear", url.Values{})
 	if err != nil {
 		t.Fatal(err)
@@ -157,14 +151,12 @@ func TestPageInBrowser(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a POST without the CSRF token got %d, want 403", resp.StatusCode)
 	}
-	if err := chromedp.Do(ctx,
-		chromedp.Navigate(base+"people/erin"),
-		chromedp.WaitVisible(threadItem("You asked for")),
-		chromedp.Click(`//button[text()="Clear conversation"]`),
-		chromedp.WaitVisible(`//li[@class="empty"][contains(., "Nothing remembered")]`),
-	); err != nil {
-		t.Errorf("clearing the conversation: %v", err)
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"people/erin")); err != nil {
+		t.Fatal(err)
 	}
+	wait(threadItem("You asked for"))
+	follow(`//button[text()="Clear conversation"]`, http.StatusOK)
+	wait(`//li[@class="empty"][contains(., "Nothing remembered")]`)
 
 	// A graceful stop, and nothing in the log that must not be there.
 	cmd.Process.Signal(syscall.SIGTERM)

@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +144,34 @@ func WatchCSP(ctx context.Context) error {
 // ctx, on its pages of the current page's origin.
 func CSPViolations(ctx context.Context) ([]string, error) {
 	return chromedp.Run(ctx, chromedp.Evaluate[[]string](`JSON.parse(sessionStorage.getItem("`+cspKey+`") || "[]")`))
+}
+
+// Follow clicks what the XPath or CSS selector sel finds, waits for the
+// page the click leads to (after any redirects) to load, and returns its
+// HTTP status. A click that leads nowhere waits until ctx is done.
+func Follow(ctx context.Context, sel string) (int, error) {
+	resp, err := chromedp.RunResponse(ctx, chromedp.Click(sel))
+	if err != nil {
+		return 0, err
+	}
+	if resp == nil {
+		return 0, errors.New("browsertest: the click loaded no document")
+	}
+	return int(resp.Status), nil
+}
+
+// transient are the errors of a query that met a page being replaced (a
+// reload or a refresh of the page's own): the query is tried again.
+var transient = []string{"Could not find node with given id", "No node with given id found", "Cannot find context with specified id", "Node with given id does not belong to the document"}
+
+// WaitVisible waits until the selector sel finds a visible element, also
+// across the page's own reloads (a meta refresh, a script's
+// location.reload), until ctx is done.
+func WaitVisible(ctx context.Context, sel string) error {
+	for {
+		err := chromedp.Do(ctx, chromedp.WaitVisible(sel))
+		if err == nil || ctx.Err() != nil || !slices.ContainsFunc(transient, func(s string) bool { return strings.Contains(err.Error(), s) }) {
+			return err
+		}
+	}
 }

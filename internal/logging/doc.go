@@ -8,6 +8,11 @@
 // journal), for a machine to parse. [ParseLevel] and [ParseFormat] read
 // the settings' words and refuse the others with one-line errors.
 //
+// Every value a record carries, and its message, is cut to a bound
+// (DefaultMaxValueBytes) at every level, so that what a stranger sends,
+// quoted in a log line, cannot fill the disk: the one place that bound is
+// kept.
+//
 // The package holds no secrets and masks nothing: callers log secrets as
 // set/unset and phone numbers masked (package phone) before a record gets
 // here.

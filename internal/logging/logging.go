@@ -94,18 +94,31 @@ type Options struct {
 	Level slog.Leveler
 	// Format is how records are written; Auto decides by the writer.
 	Format Format
+	// MaxValueBytes bounds every value written, and the message; 0 means
+	// DefaultMaxValueBytes.
+	MaxValueBytes int
 }
 
 // New returns a logger writing to w with the options (nil means the
 // defaults). Durations are written as strings like "24h0m0s" in either
-// format. The logger is safe for concurrent use, as slog's handlers
-// are; w must be too, or be written by this logger only.
+// format. Every value, and the message, is cut to MaxValueBytes at every
+// level, so that no record is much longer than a few of them however
+// large what it reports: a request's field, an error quoting an answer.
+// The logger is safe for concurrent use, as slog's handlers are; w must
+// be too, or be written by this logger only.
 func New(w io.Writer, opts *Options) *slog.Logger {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	ho := &slog.HandlerOptions{Level: o.Level, ReplaceAttr: durationString}
+	if o.MaxValueBytes <= 0 {
+		o.MaxValueBytes = DefaultMaxValueBytes
+	}
+	bounded := bound(o.MaxValueBytes)
+	replace := func(groups []string, a slog.Attr) slog.Attr {
+		return bounded(groups, durationString(groups, a))
+	}
+	ho := &slog.HandlerOptions{Level: o.Level, ReplaceAttr: replace}
 	if ResolveFormat(o.Format, w) == JSON {
 		return slog.New(slog.NewJSONHandler(w, ho))
 	}

@@ -2,6 +2,7 @@ package logging_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -178,3 +179,55 @@ func TestDurationsAreStrings(t *testing.T) {
 type durationValuer time.Duration
 
 func (d durationValuer) LogValue() slog.Value { return slog.DurationValue(time.Duration(d)) }
+
+// Every value, at every level and in either format, is cut to the bound:
+// a megabyte in the message, a string, an error, a group's member, a
+// logger's With and any other value makes a line of a few kilobytes, which
+// says how long the value was; short values are written as they are.
+func TestValuesAreBounded(t *testing.T) {
+	big := strings.Repeat("é", 500_000) // 1,000,000 bytes, cut inside no character
+	attrs := []struct {
+		name string
+		args []any
+	}{
+		{"the message", nil},
+		{"a string", []any{"mode", big}},
+		{"an error", []any{"err", errors.New(big)}},
+		{"a group's member", []any{slog.Group("request", "path", big)}},
+		{"any other value", []any{"list", strings.Split(big, "")}},
+	}
+	for _, format := range []logging.Format{logging.Text, logging.JSON} {
+		for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+			for _, a := range attrs {
+				t.Run(format.String()+"/"+level.String()+"/"+a.name, func(t *testing.T) {
+					var buf bytes.Buffer
+					l := logging.New(&buf, &logging.Options{Level: slog.LevelDebug, Format: format})
+					msg := "refused"
+					if a.args == nil {
+						msg = big
+					}
+					l.With("short", "kept as it is").Log(context.Background(), level, msg, a.args...)
+					line := buf.String()
+					if len(line) > 2*logging.DefaultMaxValueBytes {
+						t.Errorf("a line of %d bytes, want at most %d", len(line), 2*logging.DefaultMaxValueBytes)
+					}
+					if !strings.Contains(line, " bytes, cut]") {
+						t.Errorf("the line does not say a value was cut: %.200s", line)
+					}
+					if !strings.Contains(line, "kept as it is") {
+						t.Errorf("a short value was not written whole: %.300s", line)
+					}
+					if format == logging.JSON {
+						jsonRecord(t, strings.TrimSpace(line))
+					}
+				})
+			}
+		}
+	}
+	// A logger's own attributes are bounded too.
+	var buf bytes.Buffer
+	logging.New(&buf, &logging.Options{Format: logging.Text, MaxValueBytes: 100}).With("mode", big).Info("refused")
+	if n := buf.Len(); n > 300 {
+		t.Errorf("With: a line of %d bytes with MaxValueBytes 100", n)
+	}
+}
