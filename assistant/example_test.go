@@ -67,6 +67,7 @@ func ExampleNewRegistry() {
 	// list_add
 	// list_remove
 	// list_show
+	// list_restore
 	// weather
 }
 

@@ -11,4 +11,12 @@
 // Items are numbered from 1 in the order they were added, as [Tools] show
 // them, so a follow-up like "remove the second one" names a position the
 // model has seen.
+//
+// The lists are bounded (MaxLists, MaxItems, MaxNameLen, MaxItemLen,
+// MaxFileBytes): a change past a limit is refused whole with an error
+// wrapping [ErrLimit] that tells the model which limit and what to do.
+// Removing is never refused; removed items are kept for [KeepRemoved] with
+// who removed them ([Removed]), list_show tells a member what others
+// removed lately, and list_restore ([Store.Restore]) puts them back, so a
+// removal by mistake, or by a model misled by a document, can be undone.
 package lists

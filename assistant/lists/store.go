@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mombot/mombot/internal/atomicfile"
 )
@@ -34,14 +35,26 @@ type Summary struct {
 // ErrNoList is returned when a list does not exist or is empty.
 var ErrNoList = errors.New("no such list")
 
-// ErrNoItem is returned when an item to remove is not on the list.
+// ErrNoItem is returned when an item to remove is not on the list, or one
+// to put back was not removed lately.
 var ErrNoItem = errors.New("no such item")
 
-// MaxItems bounds one list, and MaxItemLen one item's text, so that a
-// confused model cannot grow the file without end.
+// ErrLimit is returned when a change would take the lists past one of
+// their limits; the error's text says which, and what to do instead.
+var ErrLimit = errors.New("over the lists' limits")
+
+// Limits of the lists, so that a confused or misled model cannot grow the
+// file without end: the family keeps at most MaxLists lists of at most
+// MaxItems items each; a list's name has at most MaxNameLen characters and
+// an item's text at most MaxItemLen; and the whole file, removed items
+// included, takes at most MaxFileBytes. A change past a limit is refused
+// whole, with an error wrapping ErrLimit.
 const (
-	MaxItems   = 500
-	MaxItemLen = 200
+	MaxLists     = 50
+	MaxItems     = 500
+	MaxNameLen   = 100
+	MaxItemLen   = 200
+	MaxFileBytes = 512 << 10
 )
 
 // Store is the family's lists in one JSON file. It is safe for concurrent
@@ -52,9 +65,22 @@ type Store struct {
 	mu   sync.Mutex
 }
 
-// file is the JSON layout: {"lists":{"grocery":[{"text":"milk",...}]}}.
+// file is the JSON layout: {"lists":{"grocery":[{"text":"milk",...}]},
+// "removed":[{"list":"grocery","text":"eggs",...,"removed_by":"Erin",...}]}.
 type file struct {
-	Lists map[string][]Item `json:"lists"`
+	Lists   map[string][]Item `json:"lists"`
+	Removed []Removed         `json:"removed,omitempty"` // oldest first
+}
+
+// limitError is an error wrapping ErrLimit whose text is only what the
+// person or the model needs to read.
+type limitError struct{ msg string }
+
+func (e *limitError) Error() string        { return e.msg }
+func (e *limitError) Is(target error) bool { return target == ErrLimit }
+
+func limitf(format string, args ...any) error {
+	return &limitError{msg: fmt.Sprintf(format, args...)}
 }
 
 // Open returns the lists kept at path. The file need not exist yet; its
@@ -94,11 +120,45 @@ func Open(path string, now func() time.Time) (*Store, error) {
 }
 
 // Name returns the key a list is kept under: lower case, trimmed, inner
-// white space collapsed ("Grocery " and "grocery" are one list).
+// white space and control characters collapsed ("Grocery " and "grocery"
+// are one list).
 func Name(list string) string {
-	return strings.ToLower(strings.Join(strings.Fields(list), " "))
+	return strings.ToLower(oneLine(list))
 }
 
+// oneLine returns s with control characters as spaces, and white space
+// trimmed and collapsed.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
+}
+
+// checkName refuses a name for a new list: empty, or too long.
+func checkName(name string) error {
+	switch n := utf8.RuneCountInString(name); {
+	case n == 0:
+		return errors.New("a list needs a name")
+	case n > MaxNameLen:
+		return limitf("a list name may be at most %d characters, and this one has %d; use a short name such as \"grocery\"", MaxNameLen, n)
+	}
+	return nil
+}
+
+// shown returns a list's name as messages quote it: cut, should a list
+// from before the limits have a longer one.
+func shown(name string) string {
+	if utf8.RuneCountInString(name) <= MaxNameLen {
+		return name
+	}
+	return string([]rune(name)[:MaxNameLen]) + "…"
+}
+
+// read returns the lists in the file.
 func (s *Store) read() (*file, error) {
 	f := &file{Lists: map[string][]Item{}}
 	data, err := os.ReadFile(s.path)
@@ -118,7 +178,11 @@ func (s *Store) read() (*file, error) {
 }
 
 // update runs change on the current lists and saves them if it succeeds,
-// holding the in-process and the cross-process lock.
+// holding the in-process and the cross-process lock. The removed items
+// older than KeepRemoved, or past MaxRemoved, are dropped, and the oldest
+// others as far as the file needs to stay within MaxFileBytes; a change
+// that adds items and would still take the file past it is refused, while
+// one that removes is not, even in a file over it from before the limits.
 func (s *Store) update(ctx context.Context, change func(*file) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -131,6 +195,7 @@ func (s *Store) update(ctx context.Context, change func(*file) error) error {
 	if err != nil {
 		return err
 	}
+	before := f.items()
 	if err := change(f); err != nil {
 		return err
 	}
@@ -139,11 +204,39 @@ func (s *Store) update(ctx context.Context, change func(*file) error) error {
 			delete(f.Lists, k)
 		}
 	}
-	data, err := json.MarshalIndent(f, "", "  ")
+	f.Removed = recent(f.Removed, s.now())
+	data, err := encode(f)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(s.path, append(data, '\n'))
+	for len(data) > MaxFileBytes && len(f.Removed) > 0 {
+		f.Removed = forget(f.Removed, len(data)-MaxFileBytes)
+		if data, err = encode(f); err != nil {
+			return err
+		}
+	}
+	if items := f.items(); len(data) > MaxFileBytes && items > before {
+		return limitf("the lists are full: %d items in %d lists take %d KB, and the most they may take is %d KB; remove items or lists first", items, len(f.Lists), len(data)>>10, MaxFileBytes>>10)
+	}
+	return atomicfile.WriteFile(s.path, data)
+}
+
+// items returns how many items f's lists hold.
+func (f *file) items() int {
+	n := 0
+	for _, v := range f.Lists {
+		n += len(v)
+	}
+	return n
+}
+
+// encode returns the file's bytes.
+func encode(f *file) ([]byte, error) {
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
 }
 
 // view runs look on the current lists.
@@ -159,41 +252,63 @@ func (s *Store) view(look func(*file)) error {
 }
 
 func cleanItem(text string) (string, error) {
-	text = strings.Join(strings.FieldsFunc(text, unicode.IsSpace), " ")
-	switch {
-	case text == "":
+	text = oneLine(text)
+	switch n := utf8.RuneCountInString(text); {
+	case n == 0:
 		return "", errors.New("an item must have some text")
-	case len(text) > MaxItemLen:
-		return "", fmt.Errorf("an item must be at most %d characters", MaxItemLen)
+	case n > MaxItemLen:
+		return "", limitf("an item may be at most %d characters, and this one has %d; keep each item short, one thing to buy or do", MaxItemLen, n)
 	}
 	return text, nil
 }
 
+// put appends items to the list name in f, creating it if needed, unless
+// they are on it already (ignoring case), within the limits. It returns
+// the items added.
+func put(f *file, name string, items []Item) ([]Item, error) {
+	cur, ok := f.Lists[name]
+	if !ok && len(f.Lists) >= MaxLists {
+		return nil, limitf("the family already has %d lists, the most it may keep; add to one of them, or empty one first", len(f.Lists))
+	}
+	var added []Item
+	for _, it := range items {
+		if slices.ContainsFunc(cur, func(c Item) bool { return strings.EqualFold(c.Text, it.Text) }) {
+			continue
+		}
+		if len(cur) >= MaxItems {
+			return nil, limitf("the %s list is full (%d items, the most a list may hold); remove some first", shown(name), MaxItems)
+		}
+		cur = append(cur, it)
+		added = append(added, it)
+	}
+	f.Lists[name] = cur
+	return added, nil
+}
+
 // Add appends items to list, creating it if needed, and returns the list.
-// Items already on the list (ignoring case) are not added twice.
+// Items already on the list (ignoring case) are not added twice. A name or
+// an item over its limit, or an item past the list's or the file's, fails
+// the whole call with an error wrapping ErrLimit.
 func (s *Store) Add(ctx context.Context, list string, items []string, by string) ([]Item, error) {
 	name := Name(list)
-	if name == "" {
-		return nil, errors.New("lists: add: a list needs a name")
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("lists: add: %w", err)
+	}
+	now := s.now().UTC()
+	adding := make([]Item, 0, len(items))
+	for _, raw := range items {
+		text, err := cleanItem(raw)
+		if err != nil {
+			return nil, fmt.Errorf("lists: add: %w", err)
+		}
+		adding = append(adding, Item{Text: text, AddedBy: by, AddedAt: now})
 	}
 	var out []Item
 	err := s.update(ctx, func(f *file) error {
-		cur := f.Lists[name]
-		for _, raw := range items {
-			text, err := cleanItem(raw)
-			if err != nil {
-				return err
-			}
-			if slices.ContainsFunc(cur, func(it Item) bool { return strings.EqualFold(it.Text, text) }) {
-				continue
-			}
-			if len(cur) >= MaxItems {
-				return fmt.Errorf("the %s list is full (%d items)", name, MaxItems)
-			}
-			cur = append(cur, Item{Text: text, AddedBy: by, AddedAt: s.now().UTC()})
+		if _, err := put(f, name, adding); err != nil {
+			return err
 		}
-		f.Lists[name] = cur
-		out = slices.Clone(cur)
+		out = slices.Clone(f.Lists[name])
 		return nil
 	})
 	if err != nil {
@@ -205,19 +320,20 @@ func (s *Store) Add(ctx context.Context, list string, items []string, by string)
 // Remove removes from list the items at positions (1-based, as the list is
 // shown) and the items whose text matches one of texts: equal ignoring
 // case, or else the only item containing it. Positions and texts refer to
-// the list as it was before the call. It returns the removed items and the
-// list after; it fails, removing nothing, if anything is not found.
-func (s *Store) Remove(ctx context.Context, list string, texts []string, positions []int) (removed, left []Item, err error) {
+// the list as it was before the call. by is who removes them (see
+// [Removed]). It returns the removed items and the list after; it fails,
+// removing nothing, if anything is not found.
+func (s *Store) Remove(ctx context.Context, list string, texts []string, positions []int, by string) (removed, left []Item, err error) {
 	name := Name(list)
 	err = s.update(ctx, func(f *file) error {
 		cur, ok := f.Lists[name]
 		if !ok {
-			return fmt.Errorf("%w: %q", ErrNoList, name)
+			return fmt.Errorf("%w: %q", ErrNoList, shown(name))
 		}
 		drop := map[int]bool{}
 		for _, p := range positions {
 			if p < 1 || p > len(cur) {
-				return fmt.Errorf("%w: there is no item %d; the %s list has %d items", ErrNoItem, p, name, len(cur))
+				return fmt.Errorf("%w: there is no item %d; the %s list has %d items", ErrNoItem, p, shown(name), len(cur))
 			}
 			drop[p-1] = true
 		}
@@ -237,6 +353,7 @@ func (s *Store) Remove(ctx context.Context, list string, texts []string, positio
 			}
 		}
 		f.Lists[name] = left
+		s.discard(f, name, removed, by)
 		return nil
 	})
 	if err != nil {
@@ -247,7 +364,8 @@ func (s *Store) Remove(ctx context.Context, list string, texts []string, positio
 
 // RemoveItem removes from list the item whose text is text, ignoring
 // case, and nothing else: a page's "remove" button names the item it
-// showed, which may be gone since. It returns an error wrapping ErrNoList
+// showed, which may be gone since. The item is kept among the removed,
+// with no one named as removing it. It returns an error wrapping ErrNoList
 // or ErrNoItem when there is no such list or item.
 func (s *Store) RemoveItem(ctx context.Context, list, text string) error {
 	name := Name(list)
@@ -260,6 +378,7 @@ func (s *Store) RemoveItem(ctx context.Context, list, text string) error {
 		if i < 0 {
 			return fmt.Errorf("%w: %q is not on the list", ErrNoItem, text)
 		}
+		s.discard(f, name, cur[i:i+1], "")
 		f.Lists[name] = slices.Delete(slices.Clone(cur), i, i+1)
 		return nil
 	})
@@ -269,14 +388,17 @@ func (s *Store) RemoveItem(ctx context.Context, list, text string) error {
 	return nil
 }
 
-// Delete removes list and its items. It returns an error wrapping
-// ErrNoList when there is no such list.
+// Delete removes list and its items, which are kept among the removed with
+// no one named as removing them. It returns an error wrapping ErrNoList
+// when there is no such list.
 func (s *Store) Delete(ctx context.Context, list string) error {
 	name := Name(list)
 	err := s.update(ctx, func(f *file) error {
-		if _, ok := f.Lists[name]; !ok {
-			return fmt.Errorf("%w: %q", ErrNoList, name)
+		cur, ok := f.Lists[name]
+		if !ok {
+			return fmt.Errorf("%w: %q", ErrNoList, shown(name))
 		}
+		s.discard(f, name, cur, "")
 		delete(f.Lists, name)
 		return nil
 	})
@@ -317,7 +439,7 @@ func (s *Store) Items(list string) ([]Item, error) {
 		return nil, fmt.Errorf("lists: items: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("lists: items: %w: %q", ErrNoList, name)
+		return nil, fmt.Errorf("lists: items: %w: %q", ErrNoList, shown(name))
 	}
 	return out, nil
 }

@@ -2,12 +2,15 @@ package lists_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/assistant/lists"
 )
@@ -37,14 +40,14 @@ func TestAddRemove(t *testing.T) {
 	if err != nil || texts(got) != "[milk eggs chicken thighs]" || got[0].AddedBy != "Erin" {
 		t.Fatalf("Add = %v, %v", texts(got), err)
 	}
-	removed, left, err := s.Remove(ctx, "grocery", []string{"chicken"}, []int{1})
+	removed, left, err := s.Remove(ctx, "grocery", []string{"chicken"}, []int{1}, "Erin")
 	if err != nil || texts(removed) != "[milk chicken thighs]" || texts(left) != "[eggs]" {
 		t.Fatalf("Remove = %v, %v, %v", texts(removed), texts(left), err)
 	}
-	if _, _, err := s.Remove(ctx, "grocery", nil, []int{2}); !errors.Is(err, lists.ErrNoItem) {
+	if _, _, err := s.Remove(ctx, "grocery", nil, []int{2}, "Erin"); !errors.Is(err, lists.ErrNoItem) {
 		t.Errorf("removing item 2 of 1: %v", err)
 	}
-	if _, _, err := s.Remove(ctx, "to-do", []string{"x"}, nil); !errors.Is(err, lists.ErrNoList) {
+	if _, _, err := s.Remove(ctx, "to-do", []string{"x"}, nil, "Erin"); !errors.Is(err, lists.ErrNoList) {
 		t.Errorf("removing from a missing list: %v", err)
 	}
 	fi, err := os.Stat(path)
@@ -61,7 +64,7 @@ func TestAddRemove(t *testing.T) {
 	if err != nil || texts(items) != "[eggs]" {
 		t.Errorf("reopened: %v, %v", texts(items), err)
 	}
-	if _, _, err := s2.Remove(ctx, "grocery", []string{"eggs"}, nil); err != nil {
+	if _, _, err := s2.Remove(ctx, "grocery", []string{"eggs"}, nil, "Erin"); err != nil {
 		t.Fatal(err)
 	}
 	if sums, _ := s.Lists(); len(sums) != 0 {
@@ -75,7 +78,7 @@ func TestAmbiguousText(t *testing.T) {
 	if _, err := s.Add(ctx, "grocery", []string{"red apples", "green apples"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Remove(ctx, "grocery", []string{"apples"}, nil); !errors.Is(err, lists.ErrNoItem) {
+	if _, _, err := s.Remove(ctx, "grocery", []string{"apples"}, nil, "Erin"); !errors.Is(err, lists.ErrNoItem) {
 		t.Errorf("an ambiguous text removed something: %v", err)
 	}
 	if items, _ := s.Items("grocery"); len(items) != 2 {
@@ -197,5 +200,264 @@ func TestRemoveItemAndDelete(t *testing.T) {
 	}
 	if err := s.Delete(ctx, "grocery"); !errors.Is(err, lists.ErrNoList) {
 		t.Errorf("deleting a deleted list: %v, want ErrNoList", err)
+	}
+}
+
+// clock is a settable time for the lists.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// openAt opens a lists file with a clock of its own.
+func openAt(t *testing.T) (*lists.Store, string, *clock) {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 3, 2, 17, 5, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "lists.json")
+	s, err := lists.Open(path, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path, c
+}
+
+// TestLimits checks each limit of the lists: what is just within it is
+// kept, what is past it is refused whole with ErrLimit and a message that
+// says the limit, and nothing is cut silently.
+func TestLimits(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		rule  string
+		setup func(s *lists.Store) error
+		list  string
+		items []string
+		want  string // "" when the add is accepted
+	}{
+		{"a name of 100 characters is kept", nil, strings.Repeat("n", 100), []string{"milk"}, ""},
+		{"a name of 101 characters is refused", nil, strings.Repeat("n", 101), []string{"milk"}, "a list name may be at most 100 characters, and this one has 101"},
+		{"a name of 20,000 characters is refused", nil, strings.Repeat("n", 20_000), []string{"milk"}, "a list name may be at most 100 characters, and this one has 20000"},
+		{"an item of 200 characters is kept, counted in characters", nil, "grocery", []string{strings.Repeat("é", 200)}, ""},
+		{"an item of 201 characters is refused", nil, "grocery", []string{"milk", strings.Repeat("x", 201)}, "an item may be at most 200 characters, and this one has 201"},
+		{"the 50th list is kept", addLists(49), "grocery", []string{"milk"}, ""},
+		{"the 51st list is refused", addLists(50), "grocery", []string{"milk"}, "the family already has 50 lists"},
+		{"an existing list takes items with 50 lists", addLists(50), "list 1", []string{"milk"}, ""},
+		{"the 500th item is kept", addItems("grocery", 499), "grocery", []string{"milk"}, ""},
+		{"the 501st item is refused", addItems("grocery", 500), "grocery", []string{"milk"}, "the grocery list is full (500 items"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			s, _ := open(t)
+			if tt.setup != nil {
+				if err := tt.setup(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, _ := s.Lists()
+			_, err := s.Add(ctx, tt.list, tt.items, "Erin")
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, lists.ErrLimit) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrLimit saying %q", err, tt.want)
+			}
+			if after, _ := s.Lists(); fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Errorf("a refused add changed the lists")
+			}
+		})
+	}
+}
+
+func addLists(n int) func(*lists.Store) error {
+	return func(s *lists.Store) error {
+		for i := range n {
+			if _, err := s.Add(context.Background(), fmt.Sprint("list ", i+1), []string{"x"}, ""); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func addItems(list string, n int) func(*lists.Store) error {
+	return func(s *lists.Store) error {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprint("item ", i)
+		}
+		_, err := s.Add(context.Background(), list, items, "")
+		return err
+	}
+}
+
+// TestItemTextCleaned checks that control characters and runs of white
+// space in an item or a name are one space, not kept.
+func TestItemTextCleaned(t *testing.T) {
+	s, _ := open(t)
+	got, err := s.Add(context.Background(), "Gro\x00cery\n", []string{"oat\x07milk\t\t2 l"}, "")
+	if err != nil || texts(got) != "[oat milk 2 l]" {
+		t.Fatalf("Add = %v, %v", texts(got), err)
+	}
+	if sums, _ := s.Lists(); len(sums) != 1 || sums[0].Name != "gro cery" {
+		t.Errorf("lists %v", sums)
+	}
+}
+
+// TestFileBounded fills the lists as a runaway model would, 500 items of
+// 200 characters to list after list: the adds past MaxFileBytes are
+// refused, the file stays under it, and removing still works when it is
+// full.
+func TestFileBounded(t *testing.T) {
+	ctx := context.Background()
+	s, path := open(t)
+	refused := 0
+	for i := range 25 {
+		items := make([]string, 500)
+		for j := range items {
+			items[j] = fmt.Sprintf("%03d %03d %s", i, j, strings.Repeat("x", 192))
+		}
+		_, err := s.Add(ctx, fmt.Sprint("flood ", i), items, "Erin")
+		switch {
+		case errors.Is(err, lists.ErrLimit):
+			refused++
+			if !strings.Contains(err.Error(), "the lists are full") {
+				t.Errorf("refused with %v", err)
+			}
+		case err != nil:
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path); err == nil && fi.Size() > lists.MaxFileBytes {
+			t.Fatalf("after add %d the file is %d bytes, over %d", i, fi.Size(), lists.MaxFileBytes)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("nothing was refused")
+	}
+	// Full, yet a whole list can still be removed, and put back: all of
+	// it but what the file had no room to keep (removed items take more
+	// bytes than listed ones), which is the least that was removed.
+	items, _ := s.Items("flood 0")
+	positions := make([]int, len(items))
+	for i := range positions {
+		positions[i] = i + 1
+	}
+	if _, _, err := s.Remove(ctx, "flood 0", nil, positions, "Jason"); err != nil {
+		t.Fatalf("removing from full lists: %v", err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() > lists.MaxFileBytes {
+		t.Fatalf("after the removal the file is %d bytes", fi.Size())
+	}
+	kept, _ := s.RemovedFrom("flood 0")
+	if len(kept) < 450 {
+		t.Errorf("%d of 500 removed items kept to put back", len(kept))
+	}
+	if _, _, err := s.Restore(ctx, "flood 0", nil); err != nil {
+		t.Fatalf("putting back what was removed: %v", err)
+	}
+	if items, _ := s.Items("flood 0"); len(items) != len(kept) {
+		t.Errorf("%d items put back, want the %d kept", len(items), len(kept))
+	}
+}
+
+// TestLegacyFileOverTheLimits checks a file from before the limits, with a
+// 20,000-character list name and over MaxFileBytes: it opens, its lists
+// can be removed, and nothing can be added until it is under the limit.
+func TestLegacyFileOverTheLimits(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "lists.json")
+	long := strings.Repeat("n", 20_000)
+	legacy := map[string]map[string][]lists.Item{"lists": {long: {{Text: "x"}}}}
+	for i := range 4 {
+		var items []lists.Item
+		for j := range 500 {
+			items = append(items, lists.Item{Text: fmt.Sprintf("%d %d %s", i, j, strings.Repeat("y", 190))})
+		}
+		legacy["lists"][fmt.Sprint("big ", i)] = items
+	}
+	data, _ := json.Marshal(legacy)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := lists.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, "grocery", []string{"milk"}, "Erin"); !errors.Is(err, lists.ErrLimit) {
+		t.Errorf("adding to a file over the limit: %v", err)
+	}
+	if err := s.Delete(ctx, long); err != nil {
+		t.Fatalf("deleting the list with a long name: %v", err)
+	}
+	for i := range 4 {
+		if err := s.Delete(ctx, fmt.Sprint("big ", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Add(ctx, "grocery", []string{"milk"}, "Erin"); err != nil {
+		t.Errorf("adding once the file is small: %v", err)
+	}
+	if fi, _ := os.Stat(path); fi.Size() > lists.MaxFileBytes {
+		t.Errorf("the file is %d bytes", fi.Size())
+	}
+}
+
+// TestRemovedCanBePutBack checks the undo: what one member removes of
+// what another added is kept, with who removed it and when, and comes back
+// as it was; the lists page's removals and deletions too; and it is
+// forgotten after KeepRemoved.
+func TestRemovedCanBePutBack(t *testing.T) {
+	ctx := context.Background()
+	s, _, c := openAt(t)
+	if _, err := s.Add(ctx, "grocery", []string{"milk", "eggs", "bread"}, "Jason"); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(time.Hour)
+	if _, _, err := s.Remove(ctx, "grocery", nil, []int{1, 2, 3}, "Erin"); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := s.RemovedFrom("Grocery")
+	if err != nil || len(removed) != 3 || removed[0].RemovedBy != "Erin" || removed[0].AddedBy != "Jason" || !removed[0].RemovedAt.Equal(c.t) {
+		t.Fatalf("RemovedFrom = %+v, %v", removed, err)
+	}
+	// Undo the last removal: all three come back, as Jason added them.
+	restored, items, err := s.Restore(ctx, "grocery", nil)
+	if err != nil || texts(restored) != "[milk eggs bread]" || texts(items) != "[milk eggs bread]" || items[0].AddedBy != "Jason" {
+		t.Fatalf("Restore = %v, %v, %v", texts(restored), texts(items), err)
+	}
+	if _, _, err := s.Restore(ctx, "grocery", nil); !errors.Is(err, lists.ErrNoItem) {
+		t.Errorf("restoring twice: %v", err)
+	}
+
+	// One item by its text, and the lists page's removals.
+	if _, _, err := s.Remove(ctx, "grocery", []string{"eggs"}, nil, "Erin"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RemoveItem(ctx, "grocery", "milk"); err != nil {
+		t.Fatal(err)
+	}
+	if restored, _, err := s.Restore(ctx, "grocery", []string{"EGGS"}); err != nil || texts(restored) != "[eggs]" {
+		t.Errorf("restoring eggs: %v, %v", texts(restored), err)
+	}
+	if _, _, err := s.Restore(ctx, "grocery", []string{"butter"}); !errors.Is(err, lists.ErrNoItem) {
+		t.Errorf("restoring what was never removed: %v", err)
+	}
+	if err := s.Delete(ctx, "grocery"); err != nil {
+		t.Fatal(err)
+	}
+	if restored, _, err := s.Restore(ctx, "grocery", nil); err != nil || texts(restored) != "[bread eggs]" {
+		t.Errorf("undoing the deletion: %v, %v", texts(restored), err)
+	}
+
+	// A week later, what is still removed is forgotten.
+	if _, _, err := s.Remove(ctx, "grocery", []string{"bread"}, nil, "Erin"); err != nil {
+		t.Fatal(err)
+	}
+	c.t = c.t.Add(lists.KeepRemoved + time.Minute)
+	if _, _, err := s.Restore(ctx, "grocery", nil); !errors.Is(err, lists.ErrNoItem) {
+		t.Errorf("restoring after a week: %v", err)
+	}
+	if removed, _ := s.RemovedFrom(""); len(removed) != 0 {
+		t.Errorf("removed items kept after a week: %+v", removed)
 	}
 }

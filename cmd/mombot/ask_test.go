@@ -18,6 +18,7 @@ import (
 
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/cli"
 )
@@ -107,8 +108,15 @@ func TestAskListsWorkflow(t *testing.T) {
 	if n := a.lastMessages(); n != 7 {
 		t.Errorf("sent %d messages, want 7", n)
 	}
+	// The list has limes; cilantro is kept among the removed items, to be
+	// put back with list_restore.
 	data, err := os.ReadFile(filepath.Join(a.dir, "lists.json"))
-	if err != nil || !strings.Contains(string(data), "limes") || strings.Contains(string(data), "cilantro") {
+	var f struct {
+		Lists   map[string][]lists.Item
+		Removed []lists.Removed
+	}
+	if err != nil || json.Unmarshal(data, &f) != nil || len(f.Lists["grocery"]) != 1 || f.Lists["grocery"][0].Text != "limes" ||
+		len(f.Removed) != 1 || f.Removed[0].Text != "cilantro" || f.Removed[0].RemovedBy != "Erin" {
 		t.Errorf("lists.json = %s, %v", data, err)
 	}
 }
