@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/usage"
 )
@@ -52,6 +53,10 @@ type File struct {
 
 	// Prices are what mombot usage estimates the cost with.
 	Prices *usage.PriceConfig `json:"prices"`
+
+	// Retention is how long what is stored about each person is kept
+	// (docs/privacy.md).
+	Retention Retention `json:"retention"`
 
 	path string // the configuration file, "" when none was read
 	dir  string // the configuration file's folder
@@ -135,6 +140,9 @@ func Load(path string) (*File, error) {
 	if _, err := c.maxAge(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	if _, err := c.UsageRetention(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	if _, err := c.Prices.Resolve(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -162,6 +170,27 @@ func positive(key, s, example string) (time.Duration, error) {
 // requestTimeout returns request_timeout, or 0 for the default.
 func (c *File) requestTimeout() (time.Duration, error) {
 	return positive("request_timeout", c.RequestTimeout, "30s")
+}
+
+// Retention is the "retention" object of the configuration file.
+type Retention struct {
+	// Usage is how long the usage ledger keeps who used the assistant on
+	// which day, in days ("395d") or as a duration; older days are kept
+	// as the family's daily totals, without phone numbers. Empty means
+	// conversation.DefaultUsageRetention, about 13 months.
+	Usage string `json:"usage"`
+}
+
+// UsageRetention returns retention.usage, or 0 for the default.
+func (c *File) UsageRetention() (time.Duration, error) {
+	if c.Retention.Usage == "" {
+		return 0, nil
+	}
+	d, err := conversation.ParseRetention(c.Retention.Usage)
+	if err != nil {
+		return 0, fmt.Errorf("retention.usage: %w", err)
+	}
+	return d, nil
 }
 
 // maxAge returns whatsapp.max_age, or 0 for the default.

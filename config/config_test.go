@@ -30,7 +30,8 @@ func TestLoadConfig(t *testing.T) {
   "system_prompt_file": "prompt.txt",
   "request_timeout": "45s",
   "fallback_model": "claude-haiku-4-5",
-  "whatsapp": {"phone_number_id": "123", "max_age": "12h"}
+  "whatsapp": {"phone_number_id": "123", "max_age": "12h"},
+  "retention": {"usage": "90d"}
 }`), 0o600)
 	c, err := Load(path)
 	if err != nil {
@@ -47,6 +48,9 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if p, err := c.SystemPrompt(); err != nil || !strings.Contains(p, "Smith") {
 		t.Errorf("system prompt = %q, %v", p, err)
+	}
+	if d, err := c.UsageRetention(); err != nil || d != 90*24*time.Hour {
+		t.Errorf("usage retention = %v, %v; want 90 days", d, err)
 	}
 }
 
@@ -66,6 +70,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		`{"whatsapp": {"max_age": "0s"}}`:                                               "must be a positive duration",
 		`{"whatsapp": {"max_age": "-1h"}}`:                                              `got "-1h"`,
 		`{"family": {"+14155551234": {"name": "x", "timezone": 3}}}`:                    ":1:55: family.timezone: want a string, got a number",
+		`{"retention": {"usage": "a year"}}`:                                            "retention.usage: want a whole number of days",
+		`{"retention": {"usage": "0d"}}`:                                                "retention.usage",
 		`{"request_timeout": "soon"}`:                                                   "request_timeout",
 		`{"request_timeout": "0s"}`:                                                     `request_timeout must be a positive duration such as "30s", got "0s"`,
 		`{"request_timeout": "-2s"}`:                                                    "must be a positive duration",

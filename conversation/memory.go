@@ -72,8 +72,12 @@ type Options struct {
 	// original Python module writes it; nil means time.Local, which is
 	// what that module reads.
 	Location *time.Location
+	// UsageRetention is how long the usage ledger keeps each person's
+	// days; older days are folded into anonymous totals by [Memory.Sweep].
+	// 0 means DefaultUsageRetention.
+	UsageRetention time.Duration
 	// Log receives a warning when a stored conversation had to be
-	// repaired on load; nil discards it.
+	// repaired on load, and what a sweep folded; nil discards it.
 	Log *slog.Logger
 }
 
@@ -88,12 +92,13 @@ type Options struct {
 // the same history. Callers that need turns in order (the assistant does)
 // run one message per sender at a time.
 type Memory struct {
-	store Store
-	lim   Limits
-	now   func() time.Time
-	loc   *time.Location
-	log   *slog.Logger
-	read  readCache
+	store     Store
+	lim       Limits
+	usageKeep time.Duration
+	now       func() time.Time
+	loc       *time.Location
+	log       *slog.Logger
+	read      readCache
 }
 
 // New returns a Memory over store. It fails if opts holds a negative timeout
@@ -105,6 +110,12 @@ func New(store Store, opts *Options) (*Memory, error) {
 	}
 	if o.Timeout < 0 {
 		return nil, fmt.Errorf("conversation: timeout must not be negative, got %v", o.Timeout)
+	}
+	if o.UsageRetention < 0 {
+		return nil, fmt.Errorf("conversation: usage retention must not be negative, got %v", o.UsageRetention)
+	}
+	if o.UsageRetention == 0 {
+		o.UsageRetention = DefaultUsageRetention
 	}
 	if o.MaxTurns < 0 {
 		return nil, fmt.Errorf("conversation: max turns must not be negative, got %d", o.MaxTurns)
@@ -124,7 +135,7 @@ func New(store Store, opts *Options) (*Memory, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, now: o.Now, loc: o.Location, log: o.Log}, nil
+	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, usageKeep: o.UsageRetention, now: o.Now, loc: o.Location, log: o.Log}, nil
 }
 
 // Limits returns the timeout and turn cap in force.
@@ -516,9 +527,11 @@ func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.
 }
 
 // Sweep deletes every conversation that has expired by now and the recent
-// messages that are past [RecentWindow], so that people who never come back
-// do not stay in the store for ever. It returns how many conversations it
-// deleted. A conversation saved to since it was listed is left alone.
+// messages that are past [RecentWindow], and folds the usage ledger's days
+// older than [Options.UsageRetention] into anonymous totals ([Anonymous]),
+// so that people who never come back do not stay in the store for ever. It
+// returns how many conversations it deleted. A conversation saved to since
+// it was listed is left alone.
 func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	recs, err := m.store.List(ctx, Conversations, "")
 	if err != nil {
@@ -540,6 +553,13 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	}
 	if err := m.sweepRecent(ctx, now); err != nil {
 		return n, fmt.Errorf("conversation: sweep: %w", err)
+	}
+	folded, err := m.sweepUsage(ctx, now)
+	if folded > 0 {
+		m.log.Info("conversation: folded old usage into anonymous daily totals", "records", folded)
+	}
+	if err != nil {
+		return n, fmt.Errorf("conversation: sweep: usage: %w", err)
 	}
 	return n, nil
 }

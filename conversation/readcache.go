@@ -38,3 +38,11 @@ func (r *readCache) put(c Conversation) {
 	}
 	r.convs[c.Phone] = c.clone()
 }
+
+// drop forgets phone's conversation, so that no copy of an erased one
+// stays in memory.
+func (r *readCache) drop(phone string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.convs, phone)
+}

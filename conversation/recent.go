@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // Limits of the recent messages every store remembers ([RecentMessages]).
@@ -214,7 +216,7 @@ func (m *Memory) recent(ctx context.Context, phone string) ([]RecentMessage, int
 	var stored []recentJSON
 	if err := json.Unmarshal(rec.Data, &stored); err != nil {
 		// Unreadable: start again rather than refuse every new message.
-		m.log.Warn("conversation: recent messages do not parse; they are replaced", "phone", phone, "err", err)
+		m.log.Warn("conversation: recent messages do not parse; they are replaced", "phone", phonepkg.Mask(phone), "err", err)
 		return nil, rec.Version, nil
 	}
 	out := make([]RecentMessage, 0, len(stored))

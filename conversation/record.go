@@ -133,7 +133,8 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 // valid for the API, a readable last activity, at most lim.MaxTurns turns
 // when that is set, tool_use ids unique across its turns), recent messages
 // that are each valid, unique by id and at most [MaxRecentPerPhone], or a
-// day's usage under a "YYYY-MM-DD/phone" key with no negative count. It is
+// day's usage under a "YYYY-MM-DD/phone" key (the phone [Anonymous] for a
+// day's total) with no negative count. It is
 // the invariant a store's contents keep, which the conformance suite checks
 // after every case.
 func CheckRecord(kind Kind, rec Record, lim Limits) error {

@@ -114,6 +114,9 @@ func CheckAddUsage(phone string, u Usage) (skip bool, err error) {
 	if err := CheckPhone(phone); err != nil {
 		return false, err
 	}
+	if phone == Anonymous {
+		return false, fmt.Errorf("conversation: %w: %q is the ledger's anonymous totals", ErrInvalidPhone, phone)
+	}
 	if err := u.Check(); err != nil {
 		return false, err
 	}
@@ -132,39 +135,46 @@ func (m *Memory) AddUsage(ctx context.Context, phone string, at time.Time, u Usa
 	if err != nil || skip {
 		return err
 	}
-	key := UsageDay(at).Format(UsageDayLayout) + "/" + phone
+	if err := m.addUsage(ctx, usageKey(UsageDay(at), phone), u); err != nil {
+		return fmt.Errorf("conversation: add usage: %w", err)
+	}
+	return nil
+}
+
+// addUsage adds u to the ledger's record under key, reading again when
+// another writer came first.
+func (m *Memory) addUsage(ctx context.Context, key string, u Usage) error {
 	for attempt := range maxAttempts {
 		var sum Usage
 		rec, err := m.store.Get(ctx, UsageDays, key)
 		switch {
 		case err == nil:
 			if err := json.Unmarshal(rec.Data, &sum); err != nil {
-				return fmt.Errorf("conversation: add usage: stored usage of %s: %w", key, err)
+				return fmt.Errorf("stored usage of %s: %w", key, err)
 			}
 		case !errors.Is(err, ErrNotFound):
-			return fmt.Errorf("conversation: add usage: %w", err)
+			return err
 		}
 		data, err := json.Marshal(sum.Add(u))
 		if err != nil {
-			return fmt.Errorf("conversation: add usage: %w", err)
+			return err
 		}
 		_, err = m.store.Put(ctx, UsageDays, Record{Key: key, Data: data, Version: rec.Version}, 0)
 		if !errors.Is(err, ErrConflict) {
-			if err != nil {
-				return fmt.Errorf("conversation: add usage: %w", err)
-			}
-			return nil
+			return err
 		}
 		if err := backoff(ctx, attempt); err != nil {
-			return fmt.Errorf("conversation: add usage: %w", err)
+			return err
 		}
 	}
-	return fmt.Errorf("conversation: add usage: %w", ErrConflict)
+	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
 }
 
 // UsageSince returns the usage of every phone on every day from the day
 // (UTC) of since on, all of it when since is the zero time, ordered by day
-// and then phone, one entry per phone and day that has any.
+// and then phone, one entry per phone and day that has any. A day older
+// than the usage retention has one entry whose Phone is [Anonymous]: the
+// family's total of that day.
 func (m *Memory) UsageSince(ctx context.Context, since time.Time) ([]DailyUsage, error) {
 	recs, err := m.store.List(ctx, UsageDays, "")
 	if err != nil {

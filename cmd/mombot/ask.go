@@ -96,6 +96,9 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if c.mem.usageRetention, err = fc.UsageRetention(); err != nil {
+		return nil, nil, nil, err
+	}
 	opts.Logger = e.log
 	for number, p := range c.extraFamily {
 		opts.Family[number] = p

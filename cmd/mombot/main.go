@@ -74,6 +74,7 @@ var commands = map[string]command{
 	"chat":        {"talk with the assistant in the terminal, with the same memory", runChat},
 	"serve":       {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
 	"usage":       {"what the assistant's API calls cost, per person and in total", runUsage},
+	"erase":       {"delete everything stored about one phone number", runErase},
 	"healthcheck": {"ask a running server's /healthz; exit 0 if it answers (for containers)", runHealthcheck},
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }

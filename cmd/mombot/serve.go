@@ -49,7 +49,7 @@ Flags:`
 
 // Timings of the server's life.
 const (
-	sweepEvery      = 10 * time.Minute // expired conversations of file and sqlite stores
+	sweepEvery      = 10 * time.Minute // expired conversations, old recent messages and usage, on every store
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
 )
 

@@ -18,6 +18,9 @@ type memoryConfig struct {
 	store    string
 	timeout  time.Duration
 	maxTurns int
+	// usageRetention is conversation.Options.UsageRetention, from the
+	// configuration file's retention.usage (0: the default).
+	usageRetention time.Duration
 
 	// startWithoutRedis and mustExist are how the command wants its store
 	// opened: storeurl.Options.AllowUnreachable (serve) and MustExist
@@ -71,7 +74,7 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 			return nil, nil, err
 		}
 	}
-	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns})
+	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns, UsageRetention: c.usageRetention})
 	if err != nil {
 		store.Close()
 		return nil, nil, err

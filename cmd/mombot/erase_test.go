@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+// The person erased and another, whose data must stay. Their texts are
+// unique so that a leftover byte of them can be searched for.
+const (
+	eraseGone     = "+14155550177"
+	eraseGoneText = "zanzibar-lasagne-recipe"
+	eraseKept     = "+14155550188"
+	eraseKeptText = "quokka-pancake-recipe"
+)
+
+// seedErase stores, for both numbers, a conversation, recent messages and
+// usage on two recent days and one day old enough to be folded into the
+// anonymous totals, and sweeps once.
+func seedErase(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := openStore(ctx, url, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, err := conversation.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for phone, text := range map[string]string{eraseGone: eraseGoneText, eraseKept: eraseKeptText} {
+		if err := mem.SaveTurn(ctx, phone, storetest.TextTurn("[From Erin]: "+text, "Here is the "+text)); err != nil {
+			t.Fatal(err)
+		}
+		if err := mem.Remember(ctx, phone, conversation.RecentMessage{ID: "wamid." + text, Role: conversation.RoleUser, Text: text, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		for _, at := range []time.Time{now, now.Add(-48 * time.Hour), now.Add(-500 * 24 * time.Hour)} {
+			if err := mem.AddUsage(ctx, phone, at, conversation.Usage{Messages: 1, Calls: 1, OutputTokens: 7}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := mem.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leftovers returns the files under dir holding any of needles.
+func leftovers(t *testing.T, dir string, needles ...string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, n := range needles {
+			if bytes.Contains(data, []byte(n)) {
+				found = append(found, filepath.Base(path)+" holds "+n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
+func TestEraseLeavesNoByte(t *testing.T) {
+	digits := strings.TrimPrefix(eraseGone, "+")
+	for _, kind := range []string{"file", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			url := kind + ":" + filepath.Join(dir, map[string]string{"file": "conversations.json", "sqlite": "mombot.db"}[kind])
+			seedErase(t, url)
+			if got := leftovers(t, dir, digits, eraseGoneText); len(got) == 0 {
+				t.Fatalf("the seeded store holds none of the number's data: the test would prove nothing")
+			}
+			vars := map[string]string{"MOMBOT_STORE": url}
+			out, errOut, code := runCmd(t, vars, "erase", "1 (415) 555-0177")
+			if code != 0 {
+				t.Fatalf("erase: exit %d: %s", code, errOut)
+			}
+			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2\n"; out != want {
+				t.Errorf("erase printed %q, want %q", out, want)
+			}
+			if got := leftovers(t, dir, digits, eraseGoneText); len(got) > 0 {
+				t.Errorf("after erase: %s", strings.Join(got, "; "))
+			}
+			if got := leftovers(t, dir, eraseKeptText); len(got) == 0 {
+				t.Errorf("erase took the other person's data too")
+			}
+			assertErasedKeepsOthers(t, url)
+
+			out, errOut, code = runCmd(t, vars, "erase", eraseGone)
+			if code != 0 || out != "erased "+eraseGone+": nothing was stored\n" {
+				t.Errorf("erase again: exit %d, %q %s; want nothing erased", code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestEraseRedis(t *testing.T) {
+	url := testRedisURL(t)
+	seedErase(t, url)
+	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": url}, "erase", eraseGone)
+	if code != 0 {
+		t.Fatalf("erase: exit %d: %s", code, errOut)
+	}
+	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2\n"; out != want {
+		t.Errorf("erase printed %q, want %q", out, want)
+	}
+	assertErasedKeepsOthers(t, url)
+
+	ctx := context.Background()
+	s, err := openStore(ctx, url, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rs := s.(*redis.Store)
+	digits := strings.TrimPrefix(eraseGone, "+")
+	keys, err := rs.Client().Keys(ctx, rs.Prefix()+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) == 0 {
+		t.Fatal("nothing under the test prefix: the other person's data went too")
+	}
+	for _, k := range keys {
+		if strings.Contains(k, digits) {
+			t.Errorf("key %q is left after erase", k)
+		}
+		v, err := rs.Client().Dump(ctx, k).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(v, digits) || strings.Contains(v, eraseGoneText) {
+			t.Errorf("the value of %q holds the erased number's data", k)
+		}
+	}
+}
+
+// assertErasedKeepsOthers checks through the store's API that the erased
+// number has nothing left and the other number everything, with the
+// folded day's total unchanged.
+func assertErasedKeepsOthers(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := openStore(ctx, url, quietEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mem, _ := conversation.New(s, nil)
+	for _, kind := range conversation.Kinds {
+		recs, err := s.List(ctx, kind, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if conversation.About(kind, r.Key, eraseGone) {
+				t.Errorf("%s record %q is left after erase", kind, r.Key)
+			}
+		}
+	}
+	if h, _ := mem.History(ctx, eraseKept); len(h) != 2 {
+		t.Errorf("the other person's history has %d messages, want 2", len(h))
+	}
+	if _, err := mem.Recall(ctx, eraseKept, "wamid."+eraseKeptText); err != nil {
+		t.Errorf("the other person's recent message: %v", err)
+	}
+	days, err := mem.UsageSince(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anon, kept int64
+	for _, d := range days {
+		switch d.Phone {
+		case conversation.Anonymous:
+			anon += d.Messages
+		case eraseKept:
+			kept += d.Messages
+		default:
+			t.Errorf("usage of %s is left after erase", d.Phone)
+		}
+	}
+	if anon != 2 || kept != 2 {
+		t.Errorf("usage after erase: %d anonymous and %d of the other person, want 2 and 2", anon, kept)
+	}
+}
