@@ -216,12 +216,13 @@ func TestAskFlagsAfterMessage(t *testing.T) {
 	}
 }
 
-// --from is normalised like WhatsApp's senders and the family's numbers, so
-// every way of writing Erin's number reaches her conversation and her name.
+// --from is read as the family's numbers are, so every way of writing
+// Erin's number with its country code, and her name, reach her
+// conversation and her name.
 func TestAskFromNormalised(t *testing.T) {
 	a := newAskEnv(t)
 	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Corn ones."), anthropictest.Text("Flan."))
-	for i, from := range []string{"+1 (415) 555-1234", "14155551234", "+1 415.555.1234"} {
+	for i, from := range []string{"+1 (415) 555-1234", "erin", "+1 415.555.1234"} {
 		if _, _, err := a.run("ask", "--from", from, fmt.Sprintf("message %d", i)); err != nil {
 			t.Fatalf("--from %q: %v", from, err)
 		}
@@ -235,7 +236,7 @@ func TestAskFromNormalised(t *testing.T) {
 	}
 	a.stdin = "hi\n"
 	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
-	if out, _, err := a.run("chat", "--from", "1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
+	if out, _, err := a.run("chat", "--from", "+1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
 		t.Fatalf("chat: %q, %v", out, err)
 	}
 	if n := a.lastMessages(); n != 7 {
@@ -256,12 +257,57 @@ func TestAskFromNormalised(t *testing.T) {
 		t.Error("the conversation is still there after history clear")
 	}
 
-	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234"} {
+	for _, from := range []string{"", "erinn", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234", "14155551234"} {
 		_, _, err := a.run("ask", "--from", from, "hi")
 		var u cli.UsageError
-		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "ask: --from") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--from %q: %v, want a one-line usage error about --from", from, err)
 		}
+	}
+}
+
+// TestAskFromIsReadAsTheConfigReadsNumbers replays the first hour's
+// surprises with --from: a number without its country code was read as
+// starting with one (4155551234 as +41 55 555 1234, Switzerland) although
+// mombot.json refuses it, and no --from at all was "not a phone number:
+// fewer than 8 digits". Nothing reaches Claude or the store for either.
+func TestAskFromIsReadAsTheConfigReadsNumbers(t *testing.T) {
+	a := newAskEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "--from", "4155551234", "hi"}, "ask: --from 4155551234: no country code; write the number in international form, as mombot.json does, like +14155551234; did you mean +14155551234 (Erin)?"},
+		{[]string{"ask", "--from", "(415) 555-5678", "hi"}, "did you mean +14155555678 (Jason)?"},
+		{[]string{"ask", "hi"}, "ask: --from is needed: who is writing? Give a phone number, like --from +14155551234, or a name from mombot.json: Erin, Jason"},
+		{[]string{"chat"}, "chat: --from is needed"},
+		{[]string{"ask", "--from", "Ern", "hi"}, `ask: --from "Ern" is neither a phone number nor a name in mombot.json (Erin, Jason)`},
+	} {
+		_, _, err := a.run(tt.args...)
+		var u cli.UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("mombot %s: %v\nwant a usage error with %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+	if n := len(a.srv.Requests()); n != 0 {
+		t.Errorf("%d requests reached Claude", n)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a conversation was stored: %v", err)
+	}
+
+	// A family of one needs no --from.
+	one := filepath.Join(a.dir, "one.json")
+	if err := os.WriteFile(one, []byte(`{"family":{"+14155551234":{"name":"Erin"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.vars["MOMBOT_CONFIG"] = one
+	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
+	if out, _, err := a.run("ask", "hi"); err != nil || out != "Hi Erin.\n" {
+		t.Fatalf("ask without --from in a family of one: %q, %v", out, err)
+	}
+	if last := string(a.srv.Requests()[0].Params.Messages[0]); !strings.Contains(last, "[From Erin]: hi") {
+		t.Errorf("sent %s, want it from Erin", last)
 	}
 }
 

@@ -13,10 +13,11 @@ import (
 	"github.com/mombot/mombot/phone"
 )
 
-const chatUsage = `Usage: mombot chat --from PHONE [flags]
+const chatUsage = `Usage: mombot chat --from NAME|PHONE [flags]
 
-Talks with the assistant in the terminal as the family member with that
-phone, with the same memory as WhatsApp. Commands: /history shows the
+Talks with the assistant in the terminal as that family member (by their
+name in mombot.json, or their phone number with its country code), with
+the same memory as WhatsApp. Commands: /history shows the
 conversation, /clear forgets it, /quit (or end of input) leaves, /help
 lists them.`
 
@@ -34,7 +35,7 @@ func runChat(ctx context.Context, e *env, args []string) error {
 	if len(extra) > 0 {
 		return cli.Usagef("chat takes no arguments; type the messages once it starts")
 	}
-	if err := cfg.checkFrom(); err != nil {
+	if err := cfg.checkFrom("chat"); err != nil {
 		return err
 	}
 	a, mem, store, err := cfg.open(ctx, e)

@@ -348,7 +348,7 @@ func TestHelpCommand(t *testing.T) {
 		{[]string{"help"}, "Commands:"},
 		{[]string{"help", "help"}, "Commands:"},
 		{[]string{"help", "serve"}, "mombot serve"},
-		{[]string{"help", "ask"}, "Usage: mombot ask --from PHONE"},
+		{[]string{"help", "ask"}, "Usage: mombot ask --from NAME|PHONE"},
 		{[]string{"help", "history"}, "mombot history list"},
 		{[]string{"help", "history", "migrate"}, "--from"},
 	} {
