@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -185,6 +186,10 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
 	}
+	baseURL, err := anthropicBaseURL(e.getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	fc, err := c.loadFile()
 	if err != nil {
 		return nil, nil, nil, err
@@ -210,13 +215,37 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")), WrapTransport: c.apiTransport})
+	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: baseURL, WrapTransport: c.apiTransport})
 	a, err := assistant.New(client, mem, &opts)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
 	}
 	return a, mem, store, nil
+}
+
+// anthropicBaseURL returns ANTHROPIC_BASE_URL, or "" for the API's own.
+// A value that is not an http(s) URL with a host is a usage error at
+// start: the client would otherwise fail on every message, and the person
+// would hear only that the assistant cannot be reached. The error shows
+// the value without anything before an "@", where a password may be.
+func anthropicBaseURL(getenv func(string) string) (string, error) {
+	v := strings.TrimSpace(getenv("ANTHROPIC_BASE_URL"))
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return v, nil
+	}
+	shown := v
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		shown = "..." + v[i:]
+	}
+	if !strings.Contains(v, "://") {
+		return "", cli.Usagef("ANTHROPIC_BASE_URL=%s has no scheme; write the whole URL, like https://%s (or http:// for a local endpoint)", shown, shown)
+	}
+	return "", cli.Usagef("ANTHROPIC_BASE_URL=%s is not an http or https URL with a host, like https://api.anthropic.com", shown)
 }
 
 const askUsage = `Usage: mombot ask --from NAME|PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE

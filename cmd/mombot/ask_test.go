@@ -203,6 +203,36 @@ func TestChatCommands(t *testing.T) {
 	}
 }
 
+// ANTHROPIC_BASE_URL without a scheme was reported to the person as "I
+// can't reach my brain right now"; it is a usage error at start, for ask
+// and for serve, that says how to write it, and nothing reaches the store.
+func TestAnthropicBaseURLWithoutScheme(t *testing.T) {
+	a := newAskEnv(t)
+	for _, tt := range []struct{ url, want string }{
+		{"127.0.0.1:47311", "ANTHROPIC_BASE_URL=127.0.0.1:47311 has no scheme; write the whole URL, like https://127.0.0.1:47311 (or http:// for a local endpoint)"},
+		{"localhost", "ANTHROPIC_BASE_URL=localhost has no scheme"},
+		{"ftp://example.com", "ANTHROPIC_BASE_URL=ftp://example.com is not an http or https URL"},
+		{"https://user:s3cret@", "ANTHROPIC_BASE_URL=...@ is not an http or https URL"},
+	} {
+		a.vars["ANTHROPIC_BASE_URL"] = tt.url
+		out, _, err := a.run("ask", "--from", "Erin", "hi")
+		var u cli.UsageError
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), tt.want) || out != "" {
+			t.Errorf("ANTHROPIC_BASE_URL=%s: printed %q, %v; want only the usage error %q", tt.url, out, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a conversation was stored: %v", err)
+	}
+	vars := serveVars(t)
+	vars["ANTHROPIC_BASE_URL"] = "127.0.0.1:47311"
+	vars["MOMBOT_STORE"] = filepath.Join(a.dir, "served.json")
+	_, errOut, code := runCmd(t, vars, "serve", "--listen", "127.0.0.1:0", "--insecure-skip-signature")
+	if code != 2 || !strings.Contains(errOut, "ANTHROPIC_BASE_URL=127.0.0.1:47311 has no scheme") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("serve: exit %d, stderr %q; want exit 2 and the one-line error", code, errOut)
+	}
+}
+
 // Flags may follow the message, as in history.
 func TestAskFlagsAfterMessage(t *testing.T) {
 	a := newAskEnv(t)
