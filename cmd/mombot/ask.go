@@ -202,21 +202,25 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	for number, p := range c.extraFamily {
 		opts.Family[number] = p
 	}
-	shared, err := lists.Open(c.listsFile(), nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c.lists = shared
-	if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
-		return nil, nil, nil, err
-	}
-
+	// The store first: the lists file is next to it by default, so a
+	// store path that cannot be used is reported as the store's, not as
+	// the lists'.
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: baseURL, WrapTransport: c.apiTransport})
-	a, err := assistant.New(client, mem, &opts)
+	a, err := func() (*assistant.Assistant, error) {
+		shared, err := lists.Open(c.listsFile(), nil)
+		if err != nil {
+			return nil, err
+		}
+		c.lists = shared
+		if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
+			return nil, err
+		}
+		client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: baseURL, WrapTransport: c.apiTransport})
+		return assistant.New(client, mem, &opts)
+	}()
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
