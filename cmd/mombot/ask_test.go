@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/cli"
+	"github.com/mombot/mombot/internal/ptytest"
 )
 
 // askEnv runs mombot ask and chat in-process against a fake Messages API,
@@ -175,6 +178,43 @@ func TestChat(t *testing.T) {
 	}
 	if n := a.lastMessages(); n != 1 {
 		t.Errorf("after /clear the message carried %d messages", n)
+	}
+}
+
+// TestChatOffATerminal replays the first hour's chat through a pipe: it
+// printed the greeting and "> " prompts among the replies, and ended
+// without a newline after /quit. Off a terminal the output is the replies
+// alone, each on its line, and /history gives the last activity in the
+// family's time zone (America/Los_Angeles here), not the machine's UTC.
+func TestChatOffATerminal(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Hello Erin."))
+	a.stdin = "hi\n/quit\n"
+	out, _, err := a.run("chat", "--from", "Erin")
+	if err != nil || out != "Hello Erin.\n" {
+		t.Errorf("chat through a pipe printed %q, %v; want the reply alone, ending with a newline", out, err)
+	}
+	a.stdin = "/history\n"
+	out, _, err = a.run("chat", "--from", "Erin")
+	if err != nil || !regexp.MustCompile(`^Conversation with \+14155551234: 1 turn, last active \d{4}-\d\d-\d\d \d\d:\d\d:\d\d P[SD]T \(active\)\n`).MatchString(out) {
+		t.Errorf("/history printed %q, %v; want the last activity in Pacific time", out, err)
+	}
+}
+
+// TestChatOnATerminal: at a terminal, chat greets the person by the name
+// mombot.json gives them (it said "Chatting as +*******1234."), and
+// prompts for each line.
+func TestChatOnATerminal(t *testing.T) {
+	a := newAskEnv(t)
+	control, tty := ptytest.Open(t)
+	a.srv.Enqueue(anthropictest.Text("Hello Erin."))
+	if _, err := io.WriteString(control, "hi\n/quit\n"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"mombot", "chat", "--from", "+14155551234"}, func(k string) string { return a.vars[k] }, tty, &stdout, &stderr)
+	if want := "Chatting as Erin (+*******1234). /history, /clear, /quit, /help.\n> Hello Erin.\n> "; err != nil || stdout.String() != want {
+		t.Errorf("chat on a terminal printed %q, %v; want %q", stdout.String(), err, want)
 	}
 }
 
