@@ -2,12 +2,16 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -106,31 +110,54 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("config %s: more after the configuration's closing }", position(path, data, dec.InputOffset()))
 	}
 	c.path, c.dir = path, filepath.Dir(path)
+	// at returns path:line:column of the value of the key at keys, or of
+	// the key itself with key set, for the errors of the checks below.
+	at := func(key bool, keys ...string) string {
+		k, v, ok := locate(data, keys...)
+		switch {
+		case !ok:
+			return path
+		case key:
+			return position(path, data, k)
+		}
+		return position(path, data, v)
+	}
 	if _, err := c.Location(c.Timezone); err != nil {
-		return nil, fmt.Errorf("config %s: timezone: %w", path, err)
+		return nil, fmt.Errorf("config %s: timezone: %w", at(false, "timezone"), err)
 	}
 	// Numbers are kept the way WhatsApp reports senders, "+" and digits,
 	// so "+1 (415) 555-1234" in the file matches the sender 14155551234.
+	// They are checked in the order the file writes them, and an error
+	// shows the number as typed: the file is the reader's own.
+	numbers := slices.SortedFunc(maps.Keys(c.Family), func(a, b string) int {
+		ka, _, _ := locate(data, "family", a)
+		kb, _, _ := locate(data, "family", b)
+		return cmp.Compare(ka, kb)
+	})
 	family := make(map[string]Person, len(c.Family))
-	for number, p := range c.Family {
+	typed := make(map[string]string, len(c.Family))
+	for _, number := range numbers {
+		p := c.Family[number]
+		pos := at(true, "family", number)
 		norm, err := phone.International(number)
 		if err != nil {
-			return nil, fmt.Errorf("config %s: family: %q is not a phone number in international form, like +14155551234: %v", path, phone.Mask(number), err)
+			return nil, fmt.Errorf("config %s: family: %q: %s; write numbers in international form, like +14155551234", pos, number, strings.TrimPrefix(err.Error(), "phone: "))
 		}
-		if _, dup := family[norm]; dup {
-			return nil, fmt.Errorf("config %s: family: %s is listed twice", path, phone.Mask(norm))
+		if first, dup := typed[norm]; dup {
+			return nil, fmt.Errorf("config %s: family: %q and %q are the same number, listed twice", pos, first, number)
 		}
+		typed[norm] = number
 		family[norm] = p
 		if p.Name == "" {
-			return nil, fmt.Errorf("config %s: family member %s has no name", path, phone.Mask(number))
+			return nil, fmt.Errorf("config %s: family: %q has no name", pos, number)
 		}
 		if _, err := c.Location(p.Timezone); err != nil {
-			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", path, p.Name, err)
+			return nil, fmt.Errorf("config %s: family member %s: timezone: %w", at(false, "family", number, "timezone"), p.Name, err)
 		}
 	}
 	c.Family = family
 	if _, err := c.requestTimeout(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", at(false, "request_timeout"), err)
 	}
 	if c.Transcription != nil {
 		if _, err := c.Transcription.options(true); err != nil {
@@ -138,7 +165,7 @@ func Load(path string) (*File, error) {
 		}
 	}
 	if _, err := c.maxAge(); err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", at(false, "whatsapp", "max_age"), err)
 	}
 	if _, err := c.UsageRetention(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)

@@ -91,6 +91,34 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// TestFamilyErrorsShowTheNumberTyped: a mistake about the family names the
+// line and column of the number and shows it as typed, since the file is
+// the reader's own (a masked "******1234" would hide the mistake), and the
+// checks after the decoding give their line and column too.
+func TestFamilyErrorsShowTheNumberTyped(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{"{\n  \"family\": {\n    \"(415) 555-1234\": {\"name\": \"Erin\"}\n  }\n}",
+			`:3:5: family: "(415) 555-1234": no country code; write numbers in international form, like +14155551234`},
+		{"{\"family\": {\"+14155551234\": {\"name\": \"Erin\"},\n \"4155555678\": {\"name\": \"Jason\"}}}",
+			`:2:2: family: "4155555678": no country code`},
+		{`{"family": {"+1 555 123": {"name": "x"}}}`, `:1:13: family: "+1 555 123": not a phone number: fewer than 8 digits; write numbers in international form`},
+		{"{\"family\": {\"+14155551234\": {\"name\": \"a\"},\n  \"+1 415 555 1234\": {\"name\": \"b\"}}}",
+			`:2:3: family: "+14155551234" and "+1 415 555 1234" are the same number, listed twice`},
+		{`{"family": {"+14155551234": {}}}`, `:1:13: family: "+14155551234" has no name`},
+		{`{"family": {"+14155551234": {"name": "Erin", "timezone": "Mars/Olympus"}}}`, `:1:58: family member Erin: timezone: unknown time zone Mars/Olympus`},
+		{"{\n  \"timezone\": \"Mars/Olympus\"\n}", `:2:15: timezone: unknown time zone Mars/Olympus`},
+		{`{"request_timeout": "0s"}`, `:1:21: request_timeout must be a positive duration`},
+		{`{"whatsapp": {"max_age": "a day"}}`, `:1:26: whatsapp.max_age: time: invalid duration`},
+	}
+	for _, tt := range tests {
+		path := writeConfig(t, tt.body)
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), "config "+path+tt.want) {
+			t.Errorf("%s:\nerr  = %v\nwant %q", tt.body, err, "config "+path+tt.want)
+		}
+	}
+}
+
 // TestConfigErrorWords: a configuration error names the file, line and
 // column and the key as the file writes it, and the kinds of value in
 // JSON's words; never a Go type or field name.

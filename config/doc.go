@@ -11,7 +11,10 @@
 // the file writes it, in JSON's words rather than Go's
 // ("mombot.json:4:17: max_tokens: want a whole number, got a string").
 // Family numbers are read with [phone.International]: a number without its
-// country code is an error, not a number that never matches.
+// country code is an error, not a number that never matches. The checks
+// after the decoding (family numbers and names, time zones, durations)
+// give the line and column too, and a family number's error shows it as
+// typed, since the file is the reader's own.
 //
 // A [File] then gives each package its options: [File.AssistantOptions]
 // for package assistant (with [File.WindowOptions] and [File.Transcriber]

@@ -58,6 +58,48 @@ func valueOffset(data []byte, end int64, key string) int64 {
 	return int64(j)
 }
 
+// locate finds the member at keys in the JSON object data, such as
+// "family", "+14155551234": it returns the offset of its key's opening
+// quote and of its value, and whether it is there. Keys are compared as
+// decoded, as the decoder compares them; of keys written twice, the first
+// is found.
+func locate(data []byte, keys ...string) (key, value int64, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for depth, name := range keys {
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return 0, 0, false
+		}
+		found := false
+		for dec.More() {
+			before := dec.InputOffset()
+			t, err := dec.Token()
+			if err != nil {
+				return 0, 0, false
+			}
+			if k, _ := t.(string); k == name {
+				key = before + int64(bytes.IndexByte(data[before:], '"'))
+				value = dec.InputOffset()
+				for value < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n:"), data[value]) >= 0 {
+					value++
+				}
+				found = true
+				break
+			}
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return 0, 0, false
+			}
+		}
+		if !found {
+			return 0, 0, false
+		}
+		if depth == len(keys)-1 {
+			return key, value, true
+		}
+	}
+	return 0, 0, false
+}
+
 // position writes path:line:column for the byte at off, counting from 1;
 // columns count characters, not bytes.
 func position(path string, data []byte, off int64) string {

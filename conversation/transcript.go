@@ -82,9 +82,16 @@ func resultText(content json.RawMessage) string {
 func indentLines(s string) string { return strings.ReplaceAll(s, "\n", "\n    ") }
 
 // WriteConversation writes c for a person to read: whose it is, how many
-// turns it holds, when it was last active and whether it has expired
-// (which the memory's policy says), then each turn's transcript.
+// turns it holds, when it was last active (in the machine's local time)
+// and whether it has expired (which the memory's policy says), then each
+// turn's transcript.
 func WriteConversation(w io.Writer, c Conversation, expired bool) {
+	WriteConversationIn(w, c, expired, time.Local)
+}
+
+// WriteConversationIn is [WriteConversation] with the last activity in
+// loc, such as the person's own time zone.
+func WriteConversationIn(w io.Writer, c Conversation, expired bool, loc *time.Location) {
 	state := "active"
 	if expired {
 		state = "expired: the next message starts a new conversation"
@@ -93,7 +100,7 @@ func WriteConversation(w io.Writer, c Conversation, expired bool) {
 	if len(c.Turns) == 1 {
 		turns = "turn"
 	}
-	fmt.Fprintf(w, "Conversation with %s: %d %s, last active %s (%s)\n", c.Phone, len(c.Turns), turns, lastActive(c.LastActive), state)
+	fmt.Fprintf(w, "Conversation with %s: %d %s, last active %s (%s)\n", c.Phone, len(c.Turns), turns, lastActive(c.LastActive, loc), state)
 	for i, t := range c.Turns {
 		fmt.Fprintf(w, "\n--- turn %d ---\n", i+1)
 		WriteTranscript(w, t.Messages)
@@ -142,17 +149,17 @@ func WriteSummaries(w io.Writer, sums []Summary, full bool) error {
 		if s.Expired {
 			state = "expired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, lastActive(s.LastActive), s.Turns, state)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", number, lastActive(s.LastActive, time.Local), s.Turns, state)
 	}
 	return tw.Flush()
 }
 
-// lastActive writes a last activity in local time with its zone, so that
-// a server in UTC and a laptop elsewhere are not misread; a store that
+// lastActive writes a last activity in loc with the zone, so that a
+// server in UTC and a laptop elsewhere are not misread; a store that
 // could not read one reports the zero time.
-func lastActive(t time.Time) string {
+func lastActive(t time.Time, loc *time.Location) string {
 	if t.IsZero() {
 		return "unknown"
 	}
-	return t.Local().Format("2006-01-02 15:04:05 MST")
+	return t.In(loc).Format("2006-01-02 15:04:05 MST")
 }

@@ -88,6 +88,21 @@ func TestWriteConversation(t *testing.T) {
 	}
 }
 
+// TestWriteConversationIn: the last activity is written in the zone
+// asked for, with its abbreviation.
+func TestWriteConversationIn(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skipf("no time zone database: %v", err)
+	}
+	c := conversation.Conversation{Phone: "+14155551234", LastActive: time.Date(2026, 2, 24, 17, 30, 0, 0, time.UTC), Turns: []conversation.Turn{{Messages: storetest.TextTurn("hi", "hello")}}}
+	var b strings.Builder
+	conversation.WriteConversationIn(&b, c, false, la)
+	if want := "last active 2026-02-24 09:30:00 PST (active)"; !strings.Contains(b.String(), want) {
+		t.Errorf("lacks %q:\n%s", want, b.String())
+	}
+}
+
 // TestWriteSummaries: one row a conversation, numbers masked unless full.
 func TestWriteSummaries(t *testing.T) {
 	sums := []conversation.Summary{{Phone: "+14155551234", Turns: 3}, {Phone: "+14155555678", Turns: 1, Expired: true, LastActive: time.Now()}}

@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/assistant"
@@ -51,23 +54,121 @@ func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
 
 // registerFrom adds --from, the sender of ask and chat.
 func (c *assistantConfig) registerFrom(fs *flag.FlagSet) {
-	fs.StringVar(&c.from, "from", "", `the sender's phone number, like +14155551234, or "system"`)
+	fs.StringVar(&c.from, "from", "", `the sender: a family member's name or phone number, like Erin or +14155551234, or "system" (default: the only family member, if there is one)`)
 }
 
-// checkFrom reports a missing or malformed --from, and otherwise
-// normalises it the way WhatsApp's senders and the family's numbers are,
-// "+" and digits, so that "+1 (415) 555-1234" and 14155551234 reach the
-// same conversation as the WhatsApp messages from that number.
-func (c *assistantConfig) checkFrom() error {
-	if c.from == conversation.SystemSender {
+// loadFile loads the configuration file once, for the family that --from
+// names and then for open.
+func (c *assistantConfig) loadFile() (*config.File, error) {
+	if c.file == nil {
+		fc, err := config.Load(c.configPath)
+		if err != nil {
+			return nil, err
+		}
+		c.file = fc
+	}
+	return c.file, nil
+}
+
+// checkFrom resolves --from of the command cmd to the key of the sender's
+// conversation. It is the name of someone in the family (in any case), or
+// a phone number read as the configuration file reads the family's: with
+// "+" and its country code, so that 4155551234 is refused rather than
+// taken for a number in Switzerland (+41), and "+1 (415) 555-1234" reaches
+// the same conversation as WhatsApp's messages from +14155551234. Without
+// --from, a family of one is that one. Every mistake is a usage error that
+// says what to give.
+func (c *assistantConfig) checkFrom(cmd string) error {
+	fc, err := c.loadFile()
+	if err != nil {
+		return err
+	}
+	from := strings.TrimSpace(c.from)
+	if from == conversation.SystemSender {
 		return nil
 	}
-	norm, err := phone.Normalize(c.from)
-	if err != nil {
-		return cli.Usagef("--from: give the sender's phone number, like +14155551234 (%v)", err)
+	if from == "" {
+		if len(fc.Family) == 1 {
+			for number := range fc.Family {
+				c.from = number
+			}
+			return nil
+		}
+		return cli.Usagef("%s: --from is needed: who is writing? Give a phone number, like --from +14155551234%s", cmd, familyHint(fc))
 	}
-	c.from = norm
-	return nil
+	var named []string
+	for number, p := range fc.Family {
+		if strings.EqualFold(strings.TrimSpace(p.Name), from) {
+			named = append(named, number)
+		}
+	}
+	switch len(named) {
+	case 1:
+		c.from = named[0]
+		return nil
+	case 0:
+	default:
+		slices.Sort(named)
+		return cli.Usagef("%s: --from %s: %d family members have that name; give the phone number (%s)", cmd, from, len(named), strings.Join(named, ", "))
+	}
+	norm, err := phone.International(from)
+	switch {
+	case err == nil:
+		c.from = norm
+		return nil
+	case errors.Is(err, phone.ErrNoCountryCode):
+		return cli.Usagef("%s: --from %s: no country code; write the number in international form, as mombot.json does, like +14155551234%s", cmd, from, sameDigits(fc, from))
+	case strings.ContainsFunc(from, unicode.IsLetter):
+		if names := familyNames(fc); names != "" {
+			return cli.Usagef("%s: --from %q is neither a phone number nor a name in mombot.json (%s)", cmd, from, names)
+		}
+		return cli.Usagef("%s: --from %q is not a phone number, and mombot.json names nobody; give a number like +14155551234", cmd, from)
+	}
+	return cli.Usagef("%s: --from %q: %s; give a phone number like +14155551234%s", cmd, from, strings.TrimPrefix(err.Error(), "phone: "), familyHint(fc))
+}
+
+// familyHint offers the family's names, for an error about --from: ", or
+// a name from mombot.json: Erin, Jason", or "" without a family.
+func familyHint(fc *config.File) string {
+	if names := familyNames(fc); names != "" {
+		return ", or a name from mombot.json: " + names
+	}
+	return ""
+}
+
+// familyNames lists the family's names, sorted: "Erin, Jason".
+func familyNames(fc *config.File) string {
+	var names []string
+	for _, p := range fc.Family {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
+
+// sameDigits suggests the family member whose number ends with the digits
+// of from, a number written without its country code: "; did you mean
+// +14155551234 (Erin)?", or "" when not exactly one does.
+func sameDigits(fc *config.File, from string) string {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, from)
+	var match string
+	for number := range fc.Family {
+		if strings.HasSuffix(number, digits) {
+			if match != "" {
+				return ""
+			}
+			match = number
+		}
+	}
+	if match == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %s (%s)?", match, fc.Family[match].Name)
 }
 
 // listsFile returns where the shared lists are kept: the flag, or next to
@@ -85,12 +186,13 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if key == "" {
 		return nil, nil, nil, errors.New("ANTHROPIC_API_KEY is not set")
 	}
-	fc := c.file
-	if fc == nil {
-		var err error
-		if fc, err = config.Load(c.configPath); err != nil {
-			return nil, nil, nil, err
-		}
+	baseURL, err := anthropicBaseURL(e.getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fc, err := c.loadFile()
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	opts, err := fc.AssistantOptions(e.getenv, c.mem.maxTurns, e.insecureEndpoints)
 	if err != nil {
@@ -103,21 +205,25 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	for number, p := range c.extraFamily {
 		opts.Family[number] = p
 	}
-	shared, err := lists.Open(c.listsFile(), nil)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	c.lists = shared
-	if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
-		return nil, nil, nil, err
-	}
-
+	// The store first: the lists file is next to it by default, so a
+	// store path that cannot be used is reported as the store's, not as
+	// the lists'.
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: strings.TrimSpace(e.getenv("ANTHROPIC_BASE_URL")), WrapTransport: c.apiTransport})
-	a, err := assistant.New(client, mem, &opts)
+	a, err := func() (*assistant.Assistant, error) {
+		shared, err := lists.Open(c.listsFile(), nil)
+		if err != nil {
+			return nil, err
+		}
+		c.lists = shared
+		if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {
+			return nil, err
+		}
+		client := assistant.NewClient(assistant.ClientOptions{APIKey: key, BaseURL: baseURL, WrapTransport: c.apiTransport})
+		return assistant.New(client, mem, &opts)
+	}()
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, err
@@ -125,13 +231,38 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	return a, mem, store, nil
 }
 
-const askUsage = `Usage: mombot ask --from PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
+// anthropicBaseURL returns ANTHROPIC_BASE_URL, or "" for the API's own.
+// A value that is not an http(s) URL with a host is a usage error at
+// start: the client would otherwise fail on every message, and the person
+// would hear only that the assistant cannot be reached. The error shows
+// the value without anything before an "@", where a password may be.
+func anthropicBaseURL(getenv func(string) string) (string, error) {
+	v := strings.TrimSpace(getenv("ANTHROPIC_BASE_URL"))
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return v, nil
+	}
+	shown := v
+	if i := strings.LastIndex(v, "@"); i >= 0 {
+		shown = "..." + v[i:]
+	}
+	if !strings.Contains(v, "://") {
+		return "", cli.Usagef("ANTHROPIC_BASE_URL=%s has no scheme; write the whole URL, like https://%s (or http:// for a local endpoint)", shown, shown)
+	}
+	return "", cli.Usagef("ANTHROPIC_BASE_URL=%s is not an http or https URL with a host, like https://api.anthropic.com", shown)
+}
+
+const askUsage = `Usage: mombot ask --from NAME|PHONE [--image FILE | --document FILE | --voice FILE] [flags] MESSAGE
 
 Flags may come before or after the message; after "--" everything is the
 message.
 
-Sends MESSAGE to the assistant as the family member with that phone, with
-their conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
+Sends MESSAGE to the assistant as that family member (by their name in
+mombot.json, or their phone number with its country code), with their
+conversation memory, prints the reply and exits. ANTHROPIC_API_KEY is
 required; ANTHROPIC_BASE_URL, when set, names another Messages endpoint.`
 
 func runAsk(ctx context.Context, e *env, args []string) error {
@@ -149,7 +280,7 @@ func runAsk(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.checkFrom(); err != nil {
+	if err := cfg.checkFrom("ask"); err != nil {
 		return err
 	}
 	in := assistant.Inbound{From: cfg.from, Text: strings.Join(words, " ")}

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/cli"
+	"github.com/mombot/mombot/internal/ptytest"
 )
 
 // askEnv runs mombot ask and chat in-process against a fake Messages API,
@@ -178,6 +181,43 @@ func TestChat(t *testing.T) {
 	}
 }
 
+// TestChatOffATerminal replays the first hour's chat through a pipe: it
+// printed the greeting and "> " prompts among the replies, and ended
+// without a newline after /quit. Off a terminal the output is the replies
+// alone, each on its line, and /history gives the last activity in the
+// family's time zone (America/Los_Angeles here), not the machine's UTC.
+func TestChatOffATerminal(t *testing.T) {
+	a := newAskEnv(t)
+	a.srv.Enqueue(anthropictest.Text("Hello Erin."))
+	a.stdin = "hi\n/quit\n"
+	out, _, err := a.run("chat", "--from", "Erin")
+	if err != nil || out != "Hello Erin.\n" {
+		t.Errorf("chat through a pipe printed %q, %v; want the reply alone, ending with a newline", out, err)
+	}
+	a.stdin = "/history\n"
+	out, _, err = a.run("chat", "--from", "Erin")
+	if err != nil || !regexp.MustCompile(`^Conversation with \+14155551234: 1 turn, last active \d{4}-\d\d-\d\d \d\d:\d\d:\d\d P[SD]T \(active\)\n`).MatchString(out) {
+		t.Errorf("/history printed %q, %v; want the last activity in Pacific time", out, err)
+	}
+}
+
+// TestChatOnATerminal: at a terminal, chat greets the person by the name
+// mombot.json gives them (it said "Chatting as +*******1234."), and
+// prompts for each line.
+func TestChatOnATerminal(t *testing.T) {
+	a := newAskEnv(t)
+	control, tty := ptytest.Open(t)
+	a.srv.Enqueue(anthropictest.Text("Hello Erin."))
+	if _, err := io.WriteString(control, "hi\n/quit\n"); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"mombot", "chat", "--from", "+14155551234"}, func(k string) string { return a.vars[k] }, tty, &stdout, &stderr)
+	if want := "Chatting as Erin (+*******1234). /history, /clear, /quit, /help.\n> Hello Erin.\n> "; err != nil || stdout.String() != want {
+		t.Errorf("chat on a terminal printed %q, %v; want %q", stdout.String(), err, want)
+	}
+}
+
 // chat answers /help itself and refuses a mistyped /command with a
 // suggestion, sending neither to Claude; a path-like line, or one escaped
 // with //, is a message.
@@ -203,6 +243,36 @@ func TestChatCommands(t *testing.T) {
 	}
 }
 
+// ANTHROPIC_BASE_URL without a scheme was reported to the person as "I
+// can't reach my brain right now"; it is a usage error at start, for ask
+// and for serve, that says how to write it, and nothing reaches the store.
+func TestAnthropicBaseURLWithoutScheme(t *testing.T) {
+	a := newAskEnv(t)
+	for _, tt := range []struct{ url, want string }{
+		{"127.0.0.1:47311", "ANTHROPIC_BASE_URL=127.0.0.1:47311 has no scheme; write the whole URL, like https://127.0.0.1:47311 (or http:// for a local endpoint)"},
+		{"localhost", "ANTHROPIC_BASE_URL=localhost has no scheme"},
+		{"ftp://example.com", "ANTHROPIC_BASE_URL=ftp://example.com is not an http or https URL"},
+		{"https://user:s3cret@", "ANTHROPIC_BASE_URL=...@ is not an http or https URL"},
+	} {
+		a.vars["ANTHROPIC_BASE_URL"] = tt.url
+		out, _, err := a.run("ask", "--from", "Erin", "hi")
+		var u cli.UsageError
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), tt.want) || out != "" {
+			t.Errorf("ANTHROPIC_BASE_URL=%s: printed %q, %v; want only the usage error %q", tt.url, out, err, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a conversation was stored: %v", err)
+	}
+	vars := serveVars(t)
+	vars["ANTHROPIC_BASE_URL"] = "127.0.0.1:47311"
+	vars["MOMBOT_STORE"] = filepath.Join(a.dir, "served.json")
+	_, errOut, code := runCmd(t, vars, "serve", "--listen", "127.0.0.1:0", "--insecure-skip-signature")
+	if code != 2 || !strings.Contains(errOut, "ANTHROPIC_BASE_URL=127.0.0.1:47311 has no scheme") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("serve: exit %d, stderr %q; want exit 2 and the one-line error", code, errOut)
+	}
+}
+
 // Flags may follow the message, as in history.
 func TestAskFlagsAfterMessage(t *testing.T) {
 	a := newAskEnv(t)
@@ -216,12 +286,13 @@ func TestAskFlagsAfterMessage(t *testing.T) {
 	}
 }
 
-// --from is normalised like WhatsApp's senders and the family's numbers, so
-// every way of writing Erin's number reaches her conversation and her name.
+// --from is read as the family's numbers are, so every way of writing
+// Erin's number with its country code, and her name, reach her
+// conversation and her name.
 func TestAskFromNormalised(t *testing.T) {
 	a := newAskEnv(t)
 	a.srv.Enqueue(anthropictest.Text("Tacos."), anthropictest.Text("Corn ones."), anthropictest.Text("Flan."))
-	for i, from := range []string{"+1 (415) 555-1234", "14155551234", "+1 415.555.1234"} {
+	for i, from := range []string{"+1 (415) 555-1234", "erin", "+1 415.555.1234"} {
 		if _, _, err := a.run("ask", "--from", from, fmt.Sprintf("message %d", i)); err != nil {
 			t.Fatalf("--from %q: %v", from, err)
 		}
@@ -235,7 +306,7 @@ func TestAskFromNormalised(t *testing.T) {
 	}
 	a.stdin = "hi\n"
 	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
-	if out, _, err := a.run("chat", "--from", "1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
+	if out, _, err := a.run("chat", "--from", "+1-415-555-1234"); err != nil || !strings.Contains(out, "Hi Erin.") {
 		t.Fatalf("chat: %q, %v", out, err)
 	}
 	if n := a.lastMessages(); n != 7 {
@@ -256,12 +327,57 @@ func TestAskFromNormalised(t *testing.T) {
 		t.Error("the conversation is still there after history clear")
 	}
 
-	for _, from := range []string{"", "erin", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234"} {
+	for _, from := range []string{"", "erinn", "+", "()", "+1 415 555 1234 ext 5", "+1 555 123", "+0 415 555 1234", "14155551234"} {
 		_, _, err := a.run("ask", "--from", from, "hi")
 		var u cli.UsageError
-		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "--from:") || strings.Contains(err.Error(), "\n") {
+		if !errors.As(err, &u) || !strings.HasPrefix(err.Error(), "ask: --from") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("--from %q: %v, want a one-line usage error about --from", from, err)
 		}
+	}
+}
+
+// TestAskFromIsReadAsTheConfigReadsNumbers replays the first hour's
+// surprises with --from: a number without its country code was read as
+// starting with one (4155551234 as +41 55 555 1234, Switzerland) although
+// mombot.json refuses it, and no --from at all was "not a phone number:
+// fewer than 8 digits". Nothing reaches Claude or the store for either.
+func TestAskFromIsReadAsTheConfigReadsNumbers(t *testing.T) {
+	a := newAskEnv(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ask", "--from", "4155551234", "hi"}, "ask: --from 4155551234: no country code; write the number in international form, as mombot.json does, like +14155551234; did you mean +14155551234 (Erin)?"},
+		{[]string{"ask", "--from", "(415) 555-5678", "hi"}, "did you mean +14155555678 (Jason)?"},
+		{[]string{"ask", "hi"}, "ask: --from is needed: who is writing? Give a phone number, like --from +14155551234, or a name from mombot.json: Erin, Jason"},
+		{[]string{"chat"}, "chat: --from is needed"},
+		{[]string{"ask", "--from", "Ern", "hi"}, `ask: --from "Ern" is neither a phone number nor a name in mombot.json (Erin, Jason)`},
+	} {
+		_, _, err := a.run(tt.args...)
+		var u cli.UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("mombot %s: %v\nwant a usage error with %q", strings.Join(tt.args, " "), err, tt.want)
+		}
+	}
+	if n := len(a.srv.Requests()); n != 0 {
+		t.Errorf("%d requests reached Claude", n)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "conversations.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a conversation was stored: %v", err)
+	}
+
+	// A family of one needs no --from.
+	one := filepath.Join(a.dir, "one.json")
+	if err := os.WriteFile(one, []byte(`{"family":{"+14155551234":{"name":"Erin"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.vars["MOMBOT_CONFIG"] = one
+	a.srv.Enqueue(anthropictest.Text("Hi Erin."))
+	if out, _, err := a.run("ask", "hi"); err != nil || out != "Hi Erin.\n" {
+		t.Fatalf("ask without --from in a family of one: %q, %v", out, err)
+	}
+	if last := string(a.srv.Requests()[0].Params.Messages[0]); !strings.Contains(last, "[From Erin]: hi") {
+		t.Errorf("sent %s, want it from Erin", last)
 	}
 }
 

@@ -167,7 +167,7 @@ func TestHistoryBadInput(t *testing.T) {
 		{"bad timeout env", map[string]string{"MOMBOT_STORE": path, "MOMBOT_CONVERSATION_TIMEOUT": "soon"}, []string{"history", "list"}, 2, "MOMBOT_CONVERSATION_TIMEOUT"},
 		{"bad max turns", vars, []string{"history", "list", "--max-turns", "0"}, 2, "max-turns"},
 		{"unknown store kind", map[string]string{"MOMBOT_STORE": "mongo://x"}, []string{"history", "list"}, 2, `unknown kind "mongo"`},
-		{"unreadable store", map[string]string{"MOMBOT_STORE": dir}, []string{"history", "list"}, 1, "not a regular file"},
+		{"a folder as the store", map[string]string{"MOMBOT_STORE": dir}, []string{"history", "list"}, 2, "is a folder; name a file in it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,7 +348,7 @@ func TestHelpCommand(t *testing.T) {
 		{[]string{"help"}, "Commands:"},
 		{[]string{"help", "help"}, "Commands:"},
 		{[]string{"help", "serve"}, "mombot serve"},
-		{[]string{"help", "ask"}, "Usage: mombot ask --from PHONE"},
+		{[]string{"help", "ask"}, "Usage: mombot ask --from NAME|PHONE"},
 		{[]string{"help", "history"}, "mombot history list"},
 		{[]string{"help", "history", "migrate"}, "--from"},
 	} {

@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mombot/mombot/conversation"
@@ -61,9 +64,26 @@ func (c *memoryConfig) register(fs *flag.FlagSet, e *env) error {
 }
 
 // open opens the configured store and a memory over it. The caller closes
-// the store.
+// the store. A file or database path that is a folder is a usage error
+// before anything is opened, so that no lock file is left beside it.
 func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, conversation.Store, error) {
-	store, err := storeurl.Open(ctx, c.store, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, ReadOnly: c.readOnly, AllowUnreachable: c.startWithoutRedis})
+	url := c.store
+	if url == "" {
+		url = jsonfile.DefaultPath() // so that an error names it
+	}
+	if spec, err := storeurl.Parse(url); err == nil && spec.Kind != storeurl.Redis {
+		if fi, err := os.Stat(spec.Path); err == nil && fi.IsDir() {
+			like := filepath.Join(spec.Path, "conversations.json")
+			switch {
+			case spec.Kind == storeurl.SQLite:
+				like = "sqlite:" + filepath.Join(spec.Path, "mombot.db")
+			case strings.HasPrefix(url, "file:"):
+				like = "file:" + like
+			}
+			return nil, nil, cli.Usagef("store %s: %s is a folder; name a file in it, like %s", url, spec.Path, like)
+		}
+	}
+	store, err := storeurl.Open(ctx, url, &storeurl.Options{Logger: e.log, MustExist: c.mustExist, ReadOnly: c.readOnly, AllowUnreachable: c.startWithoutRedis})
 	if err != nil {
 		return nil, nil, err
 	}

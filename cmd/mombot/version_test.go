@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -48,5 +49,26 @@ func TestVersionRefusesArguments(t *testing.T) {
 	err := run(context.Background(), []string{"mombot", "version", "extra"}, func(string) string { return "" }, strings.NewReader(""), &stdout, &stderr)
 	if code := exitCode(err, &stderr); code != 2 {
 		t.Errorf("version extra: exit %d (%v), want 2", code, err)
+	}
+}
+
+// The files the README's quick start makes in the checkout (mombot.json
+// and what the commands keep in data/) are ignored by git, so that they
+// are not committed by mistake and do not stamp the build "modified".
+func TestQuickStartFilesAreIgnored(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git here: .gitignore is not checked")
+	}
+	root, err := exec.Command(git, "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout (%v): .gitignore is not checked", err)
+	}
+	for _, path := range []string{"mombot.json", "data/conversations.json", "data/lists.json", "data/mombot.db", "mombot"} {
+		cmd := exec.Command(git, "check-ignore", "-q", "--no-index", path)
+		cmd.Dir = strings.TrimSpace(string(root))
+		if err := cmd.Run(); err != nil {
+			t.Errorf("git does not ignore %s at the checkout's root (%v)", path, err)
+		}
 	}
 }

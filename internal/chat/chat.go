@@ -28,6 +28,10 @@ type Session struct {
 	History func(ctx context.Context, w io.Writer) error
 	// Clear forgets the conversation; an error ends the chat.
 	Clear func(ctx context.Context) error
+	// Prompt is written before each line is read, for a person at a
+	// terminal; empty means none, when the input is a pipe or a file, so
+	// that the output is the replies alone.
+	Prompt string
 }
 
 // commands are chat's commands, for suggestions.
@@ -57,16 +61,19 @@ func slashCommand(line string) (string, bool) {
 	return strings.ToLower(word), len(word) > 1
 }
 
-// Run reads lines from in, answering each on out after a "> " prompt,
-// until /quit or /exit, the end of in, or the end of ctx after a reply.
-// It returns in's read error or Clear's, and nil otherwise.
+// Run reads lines from in, answering each on out after s.Prompt, until
+// /quit or /exit, the end of in, or the end of ctx after a reply. What it
+// writes ends with a newline. It returns in's read error or Clear's, and
+// nil otherwise.
 func Run(ctx context.Context, in io.Reader, out io.Writer, s Session) error {
 	lines := bufio.NewScanner(in)
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
 	for {
-		fmt.Fprint(out, "> ")
+		fmt.Fprint(out, s.Prompt)
 		if !lines.Scan() {
-			fmt.Fprintln(out)
+			if s.Prompt != "" {
+				fmt.Fprintln(out) // the end of input came at the prompt
+			}
 			return lines.Err()
 		}
 		raw := lines.Text()

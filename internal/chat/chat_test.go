@@ -42,7 +42,7 @@ func TestRun(t *testing.T) {
 		sent        []string
 		out         []string
 	}{
-		{"messages are sent and answered", "hi\nare you there?\n", []string{"hi", "are you there?"}, []string{"> reply 1\n", "reply 2"}},
+		{"messages are sent and answered", "hi\nare you there?\n", []string{"hi", "are you there?"}, []string{"reply 1\n", "reply 2"}},
 		{"blank lines are skipped", "\n   \nhi\n", []string{"hi"}, nil},
 		{"/quit leaves before the rest", "/quit\nhi\n", nil, nil},
 		{"/exit leaves too", "/exit\nhi\n", nil, nil},
@@ -69,6 +69,35 @@ func TestRun(t *testing.T) {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())
 				}
+			}
+		})
+	}
+}
+
+// With a prompt (input from a terminal) each line is asked for; without
+// one (a pipe, a file) the output is the replies alone. Either way it ends
+// with a newline, whether the input ends or /quit ends the chat.
+func TestRunPrompt(t *testing.T) {
+	tests := []struct {
+		name, prompt, input, want string
+	}{
+		{"a pipe: the replies alone", "", "hi\nagain\n", "reply 1\nreply 2\n"},
+		{"a pipe, ended by /quit", "", "hi\n/quit\n", "reply 1\n"},
+		{"a pipe without a last newline", "", "hi\nagain", "reply 1\nreply 2\n"},
+		{"a terminal", "> ", "hi\n", "> reply 1\n> \n"},
+		{"a terminal, ended by /quit", "> ", "hi\n/quit\n", "> reply 1\n> "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f fake
+			s := f.session()
+			s.Prompt = tt.prompt
+			var out strings.Builder
+			if err := Run(context.Background(), strings.NewReader(tt.input), &out, s); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != tt.want {
+				t.Errorf("wrote %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -147,10 +147,10 @@ func ResolveFormat(f Format, w io.Writer) Format {
 	return JSON
 }
 
-// IsTerminal reports whether w is a terminal: an *os.File (or anything
-// with a file descriptor) open on a tty. A buffer, a pipe or a regular
-// file is not.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(interface{ Fd() uintptr })
-	return ok && term.IsTerminal(int(f.Fd()))
+// IsTerminal reports whether f, a writer or a reader, is a terminal: an
+// *os.File (or anything with a file descriptor) open on a tty. A buffer, a
+// pipe or a regular file is not.
+func IsTerminal(f any) bool {
+	fd, ok := f.(interface{ Fd() uintptr })
+	return ok && term.IsTerminal(int(fd.Fd()))
 }
