@@ -241,7 +241,7 @@ func ExampleValidateTurn() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// invalid turn: messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. A turn must not end on an unanswered tool call.
+	// invalid turn: messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1. A turn must not end on an unanswered tool call
 }
 
 func TestSaveRejectsReusedToolID(t *testing.T) {

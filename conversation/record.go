@@ -64,7 +64,7 @@ func decodeConversation(phone string, rec Record, loc *time.Location) (c Convers
 	if raw, ok := obj["last_active"]; ok {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			c.LastActive, err = parseTime(s, loc)
+			c.LastActive, _ = parseTime(s, loc)
 		}
 		if c.LastActive.IsZero() {
 			c.rawTime = compact(raw)

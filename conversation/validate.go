@@ -174,18 +174,18 @@ func checkTurn(msgs []Message, contentOf func(i int) (validUTF8 bool, blocks []B
 				}
 			}
 			if len(missing) > 0 {
-				return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+				return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message",
 					ErrInvalidTurn, i-1, strings.Join(missing, ", "))
 			}
 		}
 		pending = ids[first:]
 	}
 	if len(pending) > 0 {
-		return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call.",
+		return nil, fmt.Errorf("%w: messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. A turn must not end on an unanswered tool call",
 			ErrInvalidTurn, len(msgs)-1, strings.Join(pending, ", "))
 	}
 	if len(serverCalls) > 0 {
-		return nil, fmt.Errorf("%w: server tool calls without a result in the turn: %s. A turn must not end on an unanswered server tool call (a turn paused by the API is continued before it is stored).",
+		return nil, fmt.Errorf("%w: server tool calls without a result in the turn: %s. A turn must not end on an unanswered server tool call (a turn paused by the API is continued before it is stored)",
 			ErrInvalidTurn, strings.Join(serverCalls, ", "))
 	}
 	return ids, nil

@@ -72,7 +72,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if e.ID == "" || e.Key == "" {
 		return errors.New("delivery: message without an id or a key")
 	}
-	*m = Message{ID: e.ID, Key: e.Key, Body: e.Body}
+	*m = Message(e)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -211,8 +210,6 @@ func TestMessageTypes(t *testing.T) {
 		})
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestConfigLogValueHidesSecrets(t *testing.T) {
 	var buf syncBuffer

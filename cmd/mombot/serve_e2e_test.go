@@ -143,7 +143,7 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	}
 	p.deliver(webhookPayload(msg(6, "e6", "still there?")))
-	sent = waitSent(t, f.graph, 6, 20*time.Second)
+	waitSent(t, f.graph, 6, 20*time.Second)
 
 	// The store, as mombot history shows it while the server runs.
 	var hist []json.RawMessage
