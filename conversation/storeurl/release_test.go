@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/internal/pgtest"
 	"github.com/mombot/mombot/internal/redistest"
 )
 
@@ -24,7 +27,8 @@ var writeRelease = flag.String("write-release", "", "write the data of the curre
 
 // releases are the tagged releases whose data every later version reads.
 // Each has a fixture in testdata/<release>: a JSON file store, an SQLite
-// database and a Redis dump, written by that release with releaseData.
+// database, a PostgreSQL dump and a Redis dump, written by that release
+// with releaseData.
 var releases = []string{"v0.1.0"}
 
 // releaseAt is the clock of the fixtures' data.
@@ -163,6 +167,23 @@ func TestReleasedData(t *testing.T) {
 			defer s.Close()
 			checkReleaseData(t, releaseMemory(t, s))
 		})
+		t.Run(rel+"/postgres", func(t *testing.T) {
+			schema := pgtest.Name(t)
+			dump, err := os.ReadFile(filepath.Join(dir, "postgres.sql"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn := pgtest.Conn(t)
+			if _, err := conn.Exec(ctx, strings.ReplaceAll(string(dump), pgSchemaMark, schema)); err != nil {
+				t.Fatalf("load %s: %v", filepath.Join(dir, "postgres.sql"), err)
+			}
+			s, err := storeurl.Open(ctx, postgresURL(t, schema), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			checkReleaseData(t, releaseMemory(t, s))
+		})
 		t.Run(rel+"/redis", func(t *testing.T) {
 			prefix := redistest.Prefix(t)
 			loadRedisDump(t, filepath.Join(dir, "redis.txt"), prefix)
@@ -174,6 +195,22 @@ func TestReleasedData(t *testing.T) {
 			checkReleaseData(t, releaseMemory(t, s))
 		})
 	}
+}
+
+// pgSchemaMark stands for the schema's name in a PostgreSQL fixture, a dump
+// of one schema by pg_dump (--inserts --no-owner --no-privileges).
+const pgSchemaMark = "mombot_release_schema"
+
+// postgresURL is the test server's URL on schema.
+func postgresURL(t *testing.T, schema string) string {
+	u, err := neturl.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // A Redis dump is one line a key: the key without its prefix, then its hash
@@ -238,6 +275,30 @@ func writeFixture(t *testing.T, dir string) {
 		}
 	}
 	os.Remove(filepath.Join(dir, "file", "conversations.json.lock"))
+
+	schema := pgtest.Name(t)
+	ps, err := storeurl.Open(ctx, postgresURL(t, schema), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	releaseData(t, releaseMemory(t, ps))
+	ps.Close()
+	dump, err := exec.Command("pg_dump", "--dbname", strings.Split(pgtest.URL(t), "?")[0], "--schema", schema,
+		"--inserts", "--no-owner", "--no-privileges", "--no-comments").Output()
+	if err != nil {
+		t.Fatalf("pg_dump: %v", err)
+	}
+	var sqlOut strings.Builder
+	for _, line := range strings.Split(string(dump), "\n") {
+		// Session settings and psql's meta-commands are not the data.
+		if strings.HasPrefix(line, "SET ") || strings.HasPrefix(line, "SELECT pg_catalog.set_config") || strings.HasPrefix(line, "\\") {
+			continue
+		}
+		sqlOut.WriteString(line + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "postgres.sql"), []byte(strings.ReplaceAll(sqlOut.String(), schema, pgSchemaMark)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	prefix := redistest.Prefix(t)
 	s, err := storeurl.Open(ctx, redistest.URL(t)+"?prefix="+prefix, nil)
