@@ -291,6 +291,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
 	s.mu.Unlock()
+	s.refused.Close()
 	done := make(chan struct{})
 	go func() { s.answers.Wait(); close(done) }()
 	select {

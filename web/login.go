@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -52,7 +53,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	sess, ok := s.sess.read(r)
 	if err := r.ParseForm(); err != nil || !ok || !s.sess.checkCSRF(r, sess) {
-		s.log.Info("web: login refused: no valid CSRF token")
+		s.refused.Log(r.Context(), slog.LevelInfo, "web: login refused: no valid CSRF token")
 		s.fail(w, r, session{}, http.StatusForbidden, "This form has expired. Go back, reload the page and try again.")
 		return
 	}
@@ -62,7 +63,7 @@ func (s *Server) loginPost(w http.ResponseWriter, r *http.Request) {
 		s.loginMu.Lock()
 		sleep(r, s.loginDelay)
 		s.loginMu.Unlock()
-		s.log.Warn("web: login refused: wrong token", "remote", r.RemoteAddr)
+		s.refused.Log(r.Context(), slog.LevelWarn, "web: login refused: wrong token", "remote", r.RemoteAddr)
 		s.showLogin(w, r, http.StatusUnauthorized, "That is not the token. It is the value of MOMBOT_WEB_TOKEN where mombot serve runs.")
 		return
 	}

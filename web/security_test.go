@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/web"
@@ -276,5 +278,30 @@ func TestCheckAddr(t *testing.T) {
 		case !tt.malformed && !tt.loopback && err != nil:
 			t.Errorf("CheckAddr(%q, %v) = %v, want nil", tt.addr, tt.login, err)
 		}
+	}
+}
+
+// Refused requests from someone not logged in are logged once a minute
+// for each kind, the rest counted: 30 logins without the form's token
+// make one line, and one count at shutdown.
+func TestRefusalsAreThrottled(t *testing.T) {
+	f := newFixture(t, func(o *web.Options) { o.Token = "correct-horse-battery-staple" })
+	b := f.browser()
+	for range 30 {
+		if r := b.post("/login", url.Values{"token": {"guess"}}); r.status != http.StatusForbidden {
+			t.Fatalf("a login without the form's CSRF token: status %d, want 403", r.status)
+		}
+	}
+	const line = `msg="web: login refused: no valid CSRF token"`
+	if n := strings.Count(f.logs.String(), line); n != 1 {
+		t.Errorf("%d lines during the minute, want 1:\n%s", n, f.logs.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.logs.String(), line+" repeated=29 within=1m0s") {
+		t.Errorf("no count of the other 29:\n%s", f.logs.String())
 	}
 }

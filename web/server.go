@@ -21,6 +21,7 @@ import (
 	"github.com/mombot/mombot/assistant/lists"
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/logging"
 	"github.com/mombot/mombot/phone"
 	"github.com/mombot/mombot/usage"
 )
@@ -111,6 +112,10 @@ type Server struct {
 	// token cannot be guessed fast.
 	loginDelay time.Duration
 	loginMu    sync.Mutex
+	// refused logs the refusals of requests nobody authenticated, once a
+	// minute for each kind (logging.Throttle), so that they cannot fill
+	// the log.
+	refused *logging.Throttle
 
 	// base is the context of the answers in the background; stop ends it
 	// when Shutdown runs out of time.
@@ -175,7 +180,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		o: o, byID: map[string]*person{}, log: o.Logger, now: o.Now,
 		sess: newSessions(o.Token, o.Now), threads: map[string]*thread{},
-		loginDelay: time.Second,
+		loginDelay: time.Second, refused: logging.NewThrottle(o.Logger, time.Minute),
 	}
 	s.base, s.stop = context.WithCancel(context.Background())
 	family := o.Family
@@ -308,7 +313,7 @@ func (s *Server) guard(change bool, h handlerFunc) http.HandlerFunc {
 				return
 			}
 			if !s.sess.checkCSRF(r, sess) {
-				s.log.Info("web: change refused: no valid CSRF token", "path", r.URL.Path)
+				s.refused.Log(r.Context(), slog.LevelInfo, "web: change refused: no valid CSRF token", "path", r.URL.Path)
 				s.fail(w, r, sess, http.StatusForbidden, "This form has expired or did not come from this page. Go back, reload the page and try again.")
 				return
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/logging"
 	"github.com/mombot/mombot/internal/origin"
 	"github.com/mombot/mombot/phone"
 )
@@ -68,8 +69,9 @@ type Server struct {
 	closeOnce sync.Once
 	// pipeline takes the messages accepted to their reply.
 	pipeline *delivery.Pipeline
-	// refused logs the refusals of requests from unknown senders.
-	refused *refusals
+	// refused logs the refusals of requests from unknown senders, once
+	// a refusalLogEvery for each kind.
+	refused *logging.Throttle
 
 	// healthErr is the last failure of Config.Health logged, to log a
 	// change only.
@@ -132,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		family:   family,
 		stopping: stopping,
-		refused:  newRefusals(cfg.Logger, refusalLogEvery),
+		refused:  logging.NewThrottle(cfg.Logger, refusalLogEvery),
 		graph: &client{
 			stopping:      stopping,
 			http:          origin.Client(cfg.HTTPClient),
@@ -181,7 +183,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	s.closeOnce.Do(func() { close(s.stopping) })
-	s.refused.close()
+	s.refused.Close()
 	if err := s.pipeline.Shutdown(ctx); err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
@@ -197,7 +199,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	ok := q.Get("hub.mode") == "subscribe" && token != "" && challenge != "" && len(challenge) <= 1024 &&
 		subtle.ConstantTimeCompare([]byte(q.Get("hub.verify_token")), []byte(token)) == 1
 	if !ok {
-		s.refused.refuse("whatsapp: webhook verification refused", "mode", q.Get("hub.mode"), "remote", r.RemoteAddr)
+		s.refuse(r.Context(), "whatsapp: webhook verification refused", "mode", q.Get("hub.mode"), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden", http.StatusForbidden)
 		return
 	}
@@ -205,6 +207,19 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	io.WriteString(w, challenge)
+}
+
+// refusalLogEvery is the interval of the log of refused requests: the
+// first refusal of each kind in an interval is logged, the others of that
+// kind counted and the count logged when the interval ends.
+var refusalLogEvery = time.Minute
+
+// refuse logs a request refused before its sender is known: a failed
+// handshake, a delivery without a valid signature, a malformed body. Anyone
+// who finds the URL can send those, as fast as they like, so they are
+// throttled (logging.Throttle) rather than logged a line each.
+func (s *Server) refuse(ctx context.Context, msg string, args ...any) {
+	s.refused.Log(ctx, slog.LevelWarn, msg, args...)
 }
 
 // healthz answers the public GET /healthz: the status line only.
@@ -301,19 +316,19 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.AppSecret != "" {
 		sig := r.Header.Get(SignatureHeader)
 		if sig == "" {
-			s.refused.refuse("whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
+			s.refuse(r.Context(), "whatsapp: webhook delivery without a signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "missing signature", http.StatusUnauthorized)
 			return
 		}
 		if !ValidSignature([]byte(s.cfg.AppSecret), body, sig) {
-			s.refused.refuse("whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
+			s.refuse(r.Context(), "whatsapp: webhook delivery with a bad signature refused", "remote", r.RemoteAddr)
 			http.Error(w, "bad signature", http.StatusForbidden)
 			return
 		}
 	}
 	d, err := parseDelivery(body)
 	if err != nil {
-		s.refused.refuse("whatsapp: malformed webhook delivery", "err", err)
+		s.refuse(r.Context(), "whatsapp: malformed webhook delivery", "err", err)
 		http.Error(w, "malformed payload", http.StatusBadRequest)
 		return
 	}

@@ -11,7 +11,9 @@
 // Every value a record carries, and its message, is cut to a bound
 // (DefaultMaxValueBytes) at every level, so that what a stranger sends,
 // quoted in a log line, cannot fill the disk: the one place that bound is
-// kept.
+// kept. [Throttle] bounds the other way a stranger could: how many records
+// they cause, such as the refusals of their requests, which it writes
+// once an interval with a count of the rest.
 //
 // The package holds no secrets and masks nothing: callers log secrets as
 // set/unset and phone numbers masked (package phone) before a record gets
