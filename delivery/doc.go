@@ -2,8 +2,9 @@
 // reply: a durable [Inbox] (a [File] for one process, one on Redis in
 // delivery/redis for replicas) that also remembers the ids handled, the
 // per-sender [Locker] ([Local], or the Redis one), and the [Pipeline]
-// that takes each message through its states, calling a [Handler] (the
-// WhatsApp server's) to answer and send.
+// that takes each message through its states, calling a [Handler] to
+// answer and send (in mombot serve, the answerer that joins the WhatsApp
+// Client to the assistant: docs/architecture.md).
 //
 // # A message's life
 //

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
@@ -27,7 +26,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // once it works again it is recorded and removed, still answered once.
 func TestAnsweredButNotRecordedIsNotAnsweredAgain(t *testing.T) {
 	q := &memQueue{failAcks: true}
-	h := newHarness(t, func(c *whatsapp.Config) {
+	h := newHarness(t, func(c *setup) {
 		c.Inbox = q
 		c.ResumeEvery = 5 * time.Millisecond
 	})
@@ -71,7 +70,7 @@ func TestAnsweredButNotRecordedIsNotAnsweredAgain(t *testing.T) {
 func TestReplyNotSentForNowIsSentLater(t *testing.T) {
 	t.Run("temporary", func(t *testing.T) {
 		q := &memQueue{}
-		h := newHarness(t, func(c *whatsapp.Config) {
+		h := newHarness(t, func(c *setup) {
 			c.Inbox = q
 			c.MaxAttempts = 2
 			c.ResumeEvery = 5 * time.Millisecond
@@ -97,7 +96,7 @@ func TestReplyNotSentForNowIsSentLater(t *testing.T) {
 	})
 	t.Run("permanent", func(t *testing.T) {
 		q := &memQueue{}
-		h := newHarness(t, func(c *whatsapp.Config) {
+		h := newHarness(t, func(c *setup) {
 			c.Inbox = q
 			c.ResumeEvery = 5 * time.Millisecond
 		})

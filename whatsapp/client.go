@@ -74,10 +74,10 @@ const (
 	retryBudget = time.Minute
 )
 
-// client makes the few Graph API calls the server needs. The access token
-// goes only into the Authorization header, never into a URL, an error or a
-// log line.
-type client struct {
+// graphClient makes the few Graph API calls the [Client] needs. The access
+// token goes only into the Authorization header, never into a URL, an
+// error or a log line.
+type graphClient struct {
 	http          *http.Client
 	base          string   // scheme://host, no trailing slash
 	baseURL       *url.URL // base, parsed
@@ -104,7 +104,7 @@ var errStopping = errors.New("the server is shutting down")
 
 // sendText sends body as one text message to the WhatsApp id to; see
 // sendTextID.
-func (c *client) sendText(ctx context.Context, to, body string) error {
+func (c *graphClient) sendText(ctx context.Context, to, body string) error {
 	_, err := c.sendTextID(ctx, to, body)
 	return err
 }
@@ -120,7 +120,7 @@ func (c *client) sendText(ctx context.Context, to, body string) error {
 // asks, while ctx allows and the waits stay within retryBudget. A retry
 // after a timeout may deliver a message twice, if the first attempt did
 // arrive; a lost reply is the worse outcome.
-func (c *client) sendTextID(ctx context.Context, to, body string) (string, error) {
+func (c *graphClient) sendTextID(ctx context.Context, to, body string) (string, error) {
 	payload, err := json.Marshal(map[string]any{
 		"messaging_product": "whatsapp",
 		"recipient_type":    "individual",
@@ -201,7 +201,7 @@ const shutdownRetryWait = time.Second
 // wait sleeps d, or less if ctx ends first, in which case it returns the
 // context's cause. Once the server shuts down (stopping is closed) it
 // returns errStopping instead of waiting more than shutdownRetryWait.
-func (c *client) wait(ctx context.Context, d time.Duration) error {
+func (c *graphClient) wait(ctx context.Context, d time.Duration) error {
 	stopping := c.stopping
 	select {
 	case <-stopping:
@@ -235,7 +235,7 @@ func (c *client) wait(ctx context.Context, d time.Duration) error {
 // post sends one request and returns the answer's body (at most 64 KiB)
 // on success; on a temporary failure it also returns how long the server
 // asked us to wait, if it did.
-func (c *client) post(ctx context.Context, endpoint string, payload []byte) (time.Duration, []byte, error) {
+func (c *graphClient) post(ctx context.Context, endpoint string, payload []byte) (time.Duration, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return 0, nil, err
@@ -255,7 +255,7 @@ func (c *client) post(ctx context.Context, endpoint string, payload []byte) (tim
 	return retryAfter(resp.Header.Get("Retry-After"), time.Now()), nil, readAPIError(resp)
 }
 
-func (c *client) backoff(attempt int) time.Duration {
+func (c *graphClient) backoff(attempt int) time.Duration {
 	d := c.retryDelay
 	for i := 1; i < attempt && d < maxBackoff; i++ {
 		d *= 2
@@ -314,7 +314,7 @@ var errMediaHost = errors.New("host not allowed")
 // answers with a short-lived URL, and a GET of that URL, with the same
 // bearer token, answers with the bytes. It returns the bytes and the media
 // type the Graph API reports.
-func (c *client) media(ctx context.Context, id string) ([]byte, string, error) {
+func (c *graphClient) media(ctx context.Context, id string) ([]byte, string, error) {
 	endpoint := c.base + "/" + c.version + "/" + url.PathEscape(id)
 	resp, err := c.get(ctx, endpoint)
 	if err != nil {
@@ -359,7 +359,7 @@ func (c *client) media(ctx context.Context, id string) ([]byte, string, error) {
 
 // get sends an authorised GET and returns a 2xx response whose body the
 // caller closes.
-func (c *client) get(ctx context.Context, endpoint string) (*http.Response, error) {
+func (c *graphClient) get(ctx context.Context, endpoint string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return nil, stripURL(err)

@@ -37,10 +37,10 @@ func (s *sleeps) waits() []time.Duration {
 
 // testClient is a client of the fake Graph API with the default retry
 // settings, whose waits are recorded rather than waited.
-func testClient(t *testing.T, graphURL string) (*client, *sleeps) {
+func testClient(t *testing.T, graphURL string) (*graphClient, *sleeps) {
 	t.Helper()
 	s := &sleeps{}
-	return &client{
+	return &graphClient{
 		http:          &http.Client{Timeout: 10 * time.Second},
 		base:          graphURL,
 		version:       graphtest.Version,

@@ -1,12 +1,9 @@
 package whatsapp
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/mombot/mombot/delivery"
 )
 
 // Defaults used for the zero values of [Config].
@@ -17,7 +14,6 @@ const (
 	DefaultMaxAttempts   = 6
 	DefaultRetryDelay    = 2 * time.Second
 	DefaultMaxMediaBytes = 20 << 20 // the largest PDF the assistant reads
-	DefaultResumeEvery   = delivery.DefaultResumeEvery
 )
 
 // MaxBodyBytes is the largest webhook body the server reads; a larger one
@@ -50,7 +46,7 @@ type Inbound struct {
 
 	// ReplyTo is the id of the earlier message this one replies to
 	// (WhatsApp's swipe to reply), if any: one the sender sent, or one
-	// the server sent (see SentRecorder).
+	// the server sent (see [Client.Send]).
 	ReplyTo string
 	// Forwarded is set when the sender forwarded the message rather than
 	// wrote it, ForwardedMany when WhatsApp marks it forwarded many times
@@ -77,32 +73,10 @@ type Inbound struct {
 	Contacts []Contact
 }
 
-// Responder answers a message; it is the assistant.
-//
-// Respond returns the reply to send, which may be long (the server splits
-// it) or empty (nothing is sent). The server calls Respond for one sender
-// at a time, in the order of their messages, and for different senders
-// concurrently, so implementations must be safe for concurrent use. held
-// is the sender's lock, held by the server throughout, as
-// [delivery.Locker.Lock] returned it, for the Responder to run under. ctx
-// is cancelled when a shutdown runs out of time, and when the sender's
-// lock is lost (the next holder answers the message). On error the server
-// logs it and sends the sender apology.Message(err); the error text is
-// never shown to them.
-type Responder interface {
-	Respond(ctx, held context.Context, msg Inbound) (reply string, err error)
-}
-
-// ResponderFunc adapts a function to [Responder].
-type ResponderFunc func(ctx, held context.Context, msg Inbound) (string, error)
-
-// Respond calls f(ctx, held, msg).
-func (f ResponderFunc) Respond(ctx, held context.Context, msg Inbound) (string, error) {
-	return f(ctx, held, msg)
-}
-
-// Config configures a [Server]. Fields marked required must be set; the
-// zero value of every other field means its default.
+// Config is the WhatsApp side of the service: the business number, its
+// Cloud API credentials and how they are used, and the family allowed to
+// talk to it. [NewClient] takes it. Fields marked required must be set;
+// the zero value of every other field means its default.
 type Config struct {
 	// AccessToken is the Graph API token sent as a bearer token. Required.
 	AccessToken string
@@ -113,9 +87,9 @@ type Config struct {
 	// AppSecret is the Meta app's secret, which signs every webhook
 	// delivery. Required unless AllowUnsigned is set.
 	AppSecret string
-	// AllowUnsigned lets New succeed without an AppSecret, in which case
-	// deliveries are not authenticated at all. For local development only;
-	// New logs a warning when it takes effect.
+	// AllowUnsigned lets NewServer succeed without an AppSecret, in which
+	// case deliveries are not authenticated at all. For local development
+	// only; NewServer logs a warning when it takes effect.
 	AllowUnsigned bool
 	// VerifyToken is the token chosen when registering the webhook URL
 	// with Meta, checked during the verification handshake. Without it the
@@ -136,7 +110,7 @@ type Config struct {
 	// redirect to another origin.
 	InsecureTestEndpoints bool
 	// HTTPClient makes the Graph API calls. Default: a client with a
-	// 30-second timeout. The server makes its calls with a copy whose
+	// 30-second timeout. The Client makes its calls with a copy whose
 	// redirects to another origin carry no Authorization header.
 	HTTPClient *http.Client
 	// MaxAttempts bounds the attempts to send one message part when the
@@ -161,62 +135,18 @@ type Config struct {
 	// skipped. Default DefaultMaxAge.
 	MaxAge time.Duration
 
-	// Responder answers messages. Required.
-	Responder Responder
-	// Inbox holds each sender's messages from the acknowledgement of
-	// their delivery until their reply is sent, and remembers the ids of
-	// those handled, so that a redelivery is not answered again. Set a
-	// durable one, so that no acknowledged message is lost:
-	// delivery.OpenFile for one process, a shared one (delivery/redis)
-	// for replicas, which then also answer a sender's messages in the
-	// order delivered. Default: a delivery.Memory, which is NOT durable:
-	// the messages acknowledged but not answered when the process dies,
-	// or when a shutdown runs out of time, are lost, and Meta does not
-	// deliver them again. Should the Inbox fail to take a message, the
-	// delivery is refused with 503, so that Meta delivers it again later
-	// (with backoff, for up to seven days), unless MemoryFallback is set.
-	Inbox delivery.Inbox
-	// Locker serialises each sender's messages across processes; the
-	// lock is handed to the Responder, which need not take it again.
-	// Default: a delivery.Local, for one process.
-	Locker delivery.Locker
-	// MemoryFallback, when the Inbox fails to take a message, holds the
-	// message in this process's memory and answers it all the same,
-	// rather than refusing its delivery: it is lost if the process dies
-	// before answering it, but answered now rather than when Meta next
-	// tries. Set it for a shared Inbox (on Redis), so that replicas go on
-	// answering while it is down; leave it unset for a delivery.File,
-	// whose failure (a full disk) would otherwise put acknowledged
-	// messages in memory only. Once a sender has messages in memory, the
-	// sender's next ones join them there until they are answered, to keep
-	// their order.
-	MemoryFallback bool
-	// ResumeEvery is how often the server looks in the Inbox for senders
-	// with messages nobody is answering (those a replica that died left);
-	// it also looks when it starts. Default DefaultResumeEvery.
-	ResumeEvery time.Duration
-	// Health, if set, reports on what the server depends on (the
-	// conversation store, say) for GET /healthz. An error there does not
-	// stop the server, which goes on answering without what failed, so
-	// /healthz still answers 200 but says "degraded". The error itself is
-	// logged, when it changes, and never shown on /healthz: it may name
-	// internal hosts.
-	Health func(ctx context.Context) error
-	// Observer hears what the server does, for metrics. Default none.
+	// Observer hears what the Client and the Server do, for metrics.
+	// Default none.
 	Observer Observer
-
-	// Logger receives the server's logs. Default slog.Default().
+	// Logger receives the Client's and the Server's logs. Default
+	// slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
 
-// shutdownLockWait is how long, once a shutdown has begun, a drain waits
-// for a sender's lock that another replica holds.
-var shutdownLockWait = delivery.DefaultShutdownLockWait
-
 // WithDefaults returns c with each zero field that has a default set to
-// it: the values a [Server] made with c works with, for logging them.
+// it: the values a [Client] made with c works with, for logging them.
 func (c Config) WithDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/delivery"
-	"github.com/mombot/mombot/whatsapp"
 )
 
 // stuckLocker is a Locker whose Lock fails at once while failing is set,
@@ -54,7 +53,7 @@ func (l *stuckLocker) count() int {
 func TestLockFailedLeavesTheSharedQueue(t *testing.T) {
 	q := &memQueue{}
 	locker := &stuckLocker{failing: true}
-	h := newHarness(t, func(c *whatsapp.Config) {
+	h := newHarness(t, func(c *setup) {
 		c.Inbox, c.Locker = q, locker
 		c.ResumeEvery = 5 * time.Millisecond
 	})
@@ -85,10 +84,12 @@ func TestLockFailedLeavesTheSharedQueue(t *testing.T) {
 // another replica holds gives up once the shutdown has begun, leaving the
 // queued message to that replica.
 func TestShutdownDoesNotWaitForAnotherHoldersLock(t *testing.T) {
-	defer whatsapp.SetShutdownLockWait(10 * time.Millisecond)()
 	q := &memQueue{}
 	locker := &stuckLocker{busy: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.Locker = q, locker })
+	h := newHarness(t, func(c *setup) {
+		c.Inbox, c.Locker = q, locker
+		c.ShutdownLockWait = 10 * time.Millisecond
+	})
 	h.post(text(sheenaWaID, "wamid.elsewhere", "hello"))
 	waitFor(t, "the drain to wait for the lock", func() bool { return locker.count() >= 1 })
 	// A bound in case the shutdown waits for the lock, which is the bug.

@@ -147,7 +147,7 @@ func skippedAfterDowntime(t *testing.T, post func(h *harness)) {
 	t.Helper()
 	var mu sync.Mutex
 	now := sampleTime
-	h := newHarness(t, func(c *whatsapp.Config) {
+	h := newHarness(t, func(c *setup) {
 		c.MaxAge = time.Hour
 		c.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	})
@@ -171,49 +171,6 @@ func skippedAfterDowntime(t *testing.T, post func(h *harness)) {
 	}
 	if got := keys(t, openQueue(t, h.queuePath)); len(got) != 0 {
 		t.Errorf("the skipped message is still queued: %q", got)
-	}
-}
-
-// TestPanicInTheResponder: a panic while answering is logged with its
-// stack, the sender gets the apology, the server goes on with the next
-// message, and the message that panicked is not answered again.
-func TestPanicInTheResponder(t *testing.T) {
-	h := newHarness(t)
-	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
-		if in.Text == "boom" {
-			words := strings.Fields(in.Text)
-			_ = words[len(words)] // an index out of range: the kind of bug that panics
-		}
-		return "echo: " + in.Text, nil
-	}
-	h.post(text(sheenaWaID, "wamid.boom", "boom"))
-	h.post(text(sheenaWaID, "wamid.after", "after"))
-	h.post(text(annWaID, "wamid.ann", "other sender"))
-	h.shutdown()
-	sent := map[string][]string{}
-	for _, m := range h.graph.Sent() {
-		sent[m.To] = append(sent[m.To], m.Body)
-	}
-	if got := sent[sheenaWaID]; len(got) != 2 || !strings.HasPrefix(got[0], "Sorry, something went wrong") || got[1] != "echo: after" {
-		t.Errorf("sent to the sender %q, want the apology then the next reply", got)
-	}
-	if got := sent[annWaID]; !slices.Equal(got, []string{"echo: other sender"}) {
-		t.Errorf("sent to another sender %q", got)
-	}
-	logs := h.logs.String()
-	for _, want := range []string{"level=ERROR", "panic while answering", "index out of range", "goroutine", "durable_test.go"} {
-		if !strings.Contains(logs, want) {
-			t.Errorf("the log lacks %q", want)
-		}
-	}
-	if strings.Contains(logs, sheenaWaID) {
-		t.Error("the sender's number was logged in full")
-	}
-
-	h.start()
-	h.shutdown()
-	if got := h.resp.texts(); len(got) != 3 {
-		t.Errorf("after a restart the responder was asked %q, want nothing more", got)
 	}
 }
 
@@ -256,7 +213,7 @@ func (l *lossLocker) Lock(ctx context.Context, key string) (context.Context, fun
 // one; the next holder answers both.
 func TestLockLostStopsTheDrain(t *testing.T) {
 	locker := &lossLocker{waiting: make(chan struct{}), gate: make(chan struct{})}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Locker = locker })
+	h := newHarness(t, func(c *setup) { c.Locker = locker })
 	var openGate sync.Once
 	t.Cleanup(func() { openGate.Do(func() { close(locker.gate) }) }) // before the harness's shutdown
 	started, release := make(chan string, 1), make(chan struct{})
@@ -307,7 +264,7 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 func TestQueueFailuresAreRetried(t *testing.T) {
 	t.Run("a few failures", func(t *testing.T) {
 		q := &memQueue{failPeeks: 2}
-		h := newHarness(t, func(c *whatsapp.Config) { c.Inbox = q })
+		h := newHarness(t, func(c *setup) { c.Inbox = q })
 		h.post(text(sheenaWaID, "wamid.retry", "hello"))
 		h.shutdown()
 		if got := h.bodies(); !slices.Equal(got, []string{"echo: hello"}) {
@@ -319,7 +276,7 @@ func TestQueueFailuresAreRetried(t *testing.T) {
 	})
 	t.Run("until the next pass", func(t *testing.T) {
 		q := &memQueue{failPeeks: 1000}
-		h := newHarness(t, func(c *whatsapp.Config) {
+		h := newHarness(t, func(c *setup) {
 			c.Inbox = q
 			c.ResumeEvery = 10 * time.Millisecond
 		})

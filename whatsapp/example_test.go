@@ -2,20 +2,54 @@ package whatsapp_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
-	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
 )
 
-// A server answering the family on WhatsApp: the wiring of a "serve"
-// command, with the secrets from the environment.
+// echo answers each message with its text: the delivery.Handler that
+// mombot serve makes of the assistant.
+type echo struct{ wa *whatsapp.Client }
+
+func (e echo) Answer(ctx, held context.Context, m delivery.Message) ([]string, error) {
+	in, err := e.wa.Inbound(ctx, m)
+	switch {
+	case errors.Is(err, whatsapp.ErrNoReply):
+		return nil, fmt.Errorf("%w: %w", delivery.ErrSkip, err)
+	case err != nil: // a message the assistant cannot be asked about
+		return whatsapp.Split(apology.Message(err), whatsapp.MaxTextLength), nil
+	}
+	return whatsapp.Split("Hello "+in.Name+", you said: "+in.Text, whatsapp.MaxTextLength), nil
+}
+
+func (e echo) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
+	sent, err := e.wa.Send(ctx, m, parts)
+	if whatsapp.Temporary(err) {
+		err = fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
+	}
+	return len(sent), err
+}
+
+// A server answering the family on WhatsApp: the webhook keeps each
+// message in a delivery pipeline, which answers it with a handler that
+// reads it and sends the reply through the Client.
 func Example() {
+	wa, err := whatsapp.NewClient(whatsapp.Config{
+		AccessToken:   os.Getenv("WHATSAPP_ACCESS_TOKEN"),
+		PhoneNumberID: os.Getenv("WHATSAPP_PHONE_NUMBER_ID"),
+		AppSecret:     os.Getenv("WHATSAPP_APP_SECRET"),
+		VerifyToken:   os.Getenv("WHATSAPP_VERIFY_TOKEN"),
+		Family:        map[string]string{"+1 650 555 1234": "Sheena"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
 	// Messages acknowledged to Meta wait here until answered, through a
 	// crash or a restart, and the ids of those answered are kept here for
 	// seven days, so that Meta's redeliveries are not answered again.
@@ -23,31 +57,16 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	wa, err := whatsapp.New(whatsapp.Config{
-		AccessToken:   os.Getenv("WHATSAPP_ACCESS_TOKEN"),
-		PhoneNumberID: os.Getenv("WHATSAPP_PHONE_NUMBER_ID"),
-		AppSecret:     os.Getenv("WHATSAPP_APP_SECRET"),
-		VerifyToken:   os.Getenv("WHATSAPP_VERIFY_TOKEN"),
-		Family:        map[string]string{"+1 650 555 1234": "Sheena"},
-		Responder: whatsapp.ResponderFunc(func(ctx, held context.Context, msg whatsapp.Inbound) (string, error) {
-			return "Hello " + msg.Name + ", you said: " + msg.Text, nil
-		}),
-		Inbox: inbox,
-	})
+	pipe := delivery.New(echo{wa}, &delivery.Options{Inbox: inbox})
+	srv, err := whatsapp.NewServer(wa, pipe, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := &http.Server{Addr: ":8080", Handler: wa, ReadHeaderTimeout: 10 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdownCtx) // stop taking requests
-		wa.Shutdown(shutdownCtx)  // then finish the messages in flight; the rest stay queued
-	}()
-	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+	// Stop taking requests, then finish the messages in flight; the rest
+	// stay in the inbox for the next start.
+	if err := srv.ListenAndServe(ctx, ":8080", nil); err != nil {
 		log.Fatal(err)
 	}
 }

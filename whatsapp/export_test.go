@@ -6,14 +6,6 @@ import "time"
 // text[i] belongs to the same user-perceived character as text[i-1].
 var Joined = joined
 
-// SetShutdownLockWait sets how long a drain waits, once a shutdown has
-// begun, for a lock another holds, for the Servers created until restore.
-func SetShutdownLockWait(d time.Duration) (restore func()) {
-	old := shutdownLockWait
-	shutdownLockWait = d
-	return func() { shutdownLockWait = old }
-}
-
 // SetRefusalLogEvery sets the interval of the log of refused requests, for
 // the Servers created until restore.
 func SetRefusalLogEvery(d time.Duration) (restore func()) {

@@ -29,7 +29,7 @@ func FuzzWebhook(f *testing.F) {
 	}
 	f.Add([]byte(`{"object":"whatsapp_business_account","entry":[{"changes":[{"value":{"messages":[{"from":"16505551234","id":"wamid.x","type":"image","image":{"id":"nope"}}]}}]}]}`))
 	graph := graphtest.NewServer(f)
-	srv, err := whatsapp.New(whatsapp.Config{
+	client, err := whatsapp.NewClient(whatsapp.Config{
 		AccessToken:           graphtest.Token,
 		PhoneNumberID:         graphtest.PhoneNumberID,
 		AppSecret:             appSecret,
@@ -37,11 +37,14 @@ func FuzzWebhook(f *testing.F) {
 		InsecureTestEndpoints: true,
 		RetryDelay:            time.Millisecond,
 		Family:                map[string]string{sheena: "Sheena"},
-		Responder:             &recorder{},
-		Inbox:                 &delivery.Memory{},
 		Logger:                quiet,
 		Now:                   func() time.Time { return sampleTime },
 	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	pipe := delivery.New(stage{client: client, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Memory{}, Logger: quiet, Now: func() time.Time { return sampleTime }})
+	srv, err := whatsapp.NewServer(client, pipe, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

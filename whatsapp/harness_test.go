@@ -3,6 +3,7 @@ package whatsapp_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,11 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp"
@@ -36,14 +39,17 @@ var sampleTime = time.Unix(sampleUnix, 0).Add(time.Minute)
 // syncBuffer is a log the test reads while the code under test writes it.
 type syncBuffer = logtest.Buffer
 
-// recorder is a Responder that records what it is asked; respond, when
-// set, computes the reply, and the default echoes the text.
+// recorder stands for the assistant: it records what it is asked;
+// respond, when set, computes the reply, and the default echoes the text.
+// An error stands for the assistant's apology, apology.Message(err).
 type recorder struct {
 	mu      sync.Mutex
 	got     []whatsapp.Inbound
 	respond func(ctx, held context.Context, in whatsapp.Inbound) (string, error)
 	// unheld counts the calls not given the sender's lock.
 	unheld int
+	// sent are the parts of replies the Client sent, by sender.
+	sent map[string][]whatsapp.Sent
 }
 
 func (r *recorder) Respond(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
@@ -60,19 +66,84 @@ func (r *recorder) Respond(ctx, held context.Context, in whatsapp.Inbound) (stri
 	return "echo: " + in.Text, nil
 }
 
+func (r *recorder) recordSent(to string, sent []whatsapp.Sent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sent == nil {
+		r.sent = map[string][]whatsapp.Sent{}
+	}
+	r.sent[to] = append(r.sent[to], sent...)
+}
+
+func (r *recorder) sentTo(to string) []whatsapp.Sent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sent[to])
+}
+
+// stage is the delivery.Handler the tests put between the Pipeline and the
+// recorder, as mombot serve puts its answerer between the Pipeline and the
+// assistant: the Client reads the message, the recorder answers it, the
+// Client sends the reply.
+type stage struct {
+	client *whatsapp.Client
+	resp   *recorder
+}
+
+func (s stage) Answer(ctx, held context.Context, m delivery.Message) ([]string, error) {
+	in, err := s.client.Inbound(ctx, m)
+	switch {
+	case errors.Is(err, whatsapp.ErrNoReply):
+		return nil, fmt.Errorf("%w: %w", delivery.ErrSkip, err)
+	case err != nil:
+		return whatsapp.Split(apology.Message(err), whatsapp.MaxTextLength), nil
+	}
+	reply, err := s.resp.Respond(ctx, held, in)
+	if err != nil {
+		reply = apology.Message(err)
+	}
+	return whatsapp.Split(reply, whatsapp.MaxTextLength), nil
+}
+
+func (s stage) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
+	sent, err := s.client.Send(ctx, m, parts)
+	s.resp.recordSent(m.Key, sent)
+	if whatsapp.Temporary(err) {
+		err = fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
+	}
+	return len(sent), err
+}
+
+// setup is what a test wires: the WhatsApp settings, and around them what
+// mombot serve wires (the inbox, the locker, the health check).
+type setup struct {
+	whatsapp.Config
+	// Inbox is the Pipeline's; nil means an inbox file in a temporary
+	// folder, opened anew at each start.
+	Inbox            delivery.Inbox
+	Locker           delivery.Locker
+	MemoryFallback   bool
+	ResumeEvery      time.Duration
+	ShutdownLockWait time.Duration
+	// Health is the Server's health check.
+	Health func(ctx context.Context) error
+	// Responder answers; nil means the harness's own recorder.
+	Responder *recorder
+}
+
 func (r *recorder) inbound() []whatsapp.Inbound {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]whatsapp.Inbound(nil), r.got...)
 }
 
-// harness is a Server wired to a fake Graph API, a recorder, an inbox
-// file in a temporary folder (unless the test sets its own Inbox) and a
-// log buffer. At the end of the test it checks that no secret
-// reached the log.
+// harness is a Server and a Client wired through a delivery Pipeline to a
+// recorder, with a fake Graph API, an inbox file in a temporary folder
+// (unless the test sets its own Inbox) and a log buffer. At the end of the
+// test it checks that no secret reached the log.
 type harness struct {
 	t     *testing.T
-	cfg   whatsapp.Config
+	cfg   setup
 	srv   *whatsapp.Server
 	graph *graphtest.Server
 	resp  *recorder
@@ -83,7 +154,7 @@ type harness struct {
 	shut      bool
 }
 
-func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
+func newHarness(t *testing.T, configure ...func(*setup)) *harness {
 	t.Helper()
 	h := &harness{
 		t:         t,
@@ -92,7 +163,7 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 		logs:      &syncBuffer{},
 		queuePath: filepath.Join(t.TempDir(), "whatsapp-inbox.json"),
 	}
-	h.cfg = whatsapp.Config{
+	h.cfg = setup{Config: whatsapp.Config{
 		AccessToken:   graphtest.Token,
 		PhoneNumberID: graphtest.PhoneNumberID,
 		AppSecret:     appSecret,
@@ -103,12 +174,14 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 		APIVersion:            graphtest.Version,
 		RetryDelay:            time.Millisecond,
 		Family:                map[string]string{"+1 650 555 1234": "Sheena", "+1 555 000 0001": "Ann", "+1 555 000 0002": "Bob"},
-		Responder:             h.resp,
 		Logger:                slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:                   func() time.Time { return sampleTime },
-	}
+	}}
 	for _, f := range configure {
 		f(&h.cfg)
+	}
+	if h.cfg.Responder != nil {
+		h.resp = h.cfg.Responder
 	}
 	if h.cfg.Inbox != nil {
 		h.queuePath = ""
@@ -134,7 +207,8 @@ func newHarness(t *testing.T, configure ...func(*whatsapp.Config)) *harness {
 	return h
 }
 
-// start opens the inbox file and starts a Server, as a process would.
+// start opens the inbox file and starts a Client, a Pipeline and a
+// Server, as mombot serve does.
 func (h *harness) start() {
 	h.t.Helper()
 	if h.queuePath != "" {
@@ -144,9 +218,18 @@ func (h *harness) start() {
 		}
 		h.cfg.Inbox = q
 	}
-	var err error
-	h.srv, err = whatsapp.New(h.cfg)
+	client, err := whatsapp.NewClient(h.cfg.Config)
 	if err != nil {
+		h.t.Fatal(err)
+	}
+	pipe := delivery.New(stage{client: client, resp: h.resp}, &delivery.Options{
+		Inbox: h.cfg.Inbox, Locker: h.cfg.Locker, MemoryFallback: h.cfg.MemoryFallback,
+		ResumeEvery: h.cfg.ResumeEvery, ShutdownLockWait: h.cfg.ShutdownLockWait,
+		Logger: h.cfg.Logger, Now: h.cfg.Now,
+	})
+	h.srv, err = whatsapp.NewServer(client, pipe, &whatsapp.ServerOptions{Health: h.cfg.Health})
+	if err != nil {
+		pipe.Shutdown(context.Background())
 		h.t.Fatal(err)
 	}
 	h.shut = false

@@ -36,7 +36,7 @@ func TestHealthURL(t *testing.T) {
 // server answers), and an error once it shuts down.
 func TestCheckHealth(t *testing.T) {
 	var down error
-	h := newHarness(t, func(c *whatsapp.Config) {
+	h := newHarness(t, func(c *setup) {
 		c.Health = func(context.Context) error { return down }
 	})
 	ts := httptest.NewServer(h.srv)

@@ -38,14 +38,11 @@ func TestBaseURLIsMetasUnlessATestSaysSo(t *testing.T) {
 		{"ftp://127.0.0.1", true, false},
 	}
 	for _, tt := range tests {
-		cfg := whatsapp.Config{AccessToken: "EAAtok", AppSecret: "sec", PhoneNumberID: "106", Responder: &recorder{},
+		cfg := whatsapp.Config{AccessToken: "EAAtok", AppSecret: "sec", PhoneNumberID: "106",
 			BaseURL: tt.url, InsecureTestEndpoints: tt.insecure, Logger: quiet}
-		srv, err := whatsapp.New(cfg)
+		_, err := whatsapp.NewClient(cfg)
 		if (err == nil) != tt.ok {
-			t.Errorf("BaseURL %s, InsecureTestEndpoints %v: New: %v; want ok %v", tt.url, tt.insecure, err, tt.ok)
-		}
-		if err == nil {
-			srv.Shutdown(t.Context())
+			t.Errorf("BaseURL %s, InsecureTestEndpoints %v: NewClient: %v; want ok %v", tt.url, tt.insecure, err, tt.ok)
 		}
 	}
 }
@@ -108,7 +105,7 @@ func TestMediaTokenStaysWithMeta(t *testing.T) {
 		name      string
 		mediaURL  string
 		redirect  string
-		photo     bool     // the photo reaches the Responder
+		photo     bool     // the photo reaches the assistant
 		withToken []string // origins that got the token (besides graph.facebook.com)
 		without   []string // origins that got a request without it
 	}{
@@ -125,7 +122,7 @@ func TestMediaTokenStaysWithMeta(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			net := &metaHosts{mediaURL: tt.mediaURL, redirect: tt.redirect}
-			h := newHarness(t, func(c *whatsapp.Config) {
+			h := newHarness(t, func(c *setup) {
 				c.BaseURL, c.InsecureTestEndpoints = "", false
 				c.HTTPClient = &http.Client{Transport: net}
 			})
@@ -134,9 +131,9 @@ func TestMediaTokenStaysWithMeta(t *testing.T) {
 			in := h.resp.inbound()
 			switch {
 			case tt.photo && (len(in) != 1 || !bytes.HasPrefix(in[0].Image, []byte("\xff\xd8"))):
-				t.Errorf("the photo did not reach the Responder: %+v", in)
+				t.Errorf("the photo did not reach the assistant: %+v", in)
 			case !tt.photo && len(in) != 0:
-				t.Errorf("the Responder was asked: %+v", in)
+				t.Errorf("the assistant was asked: %+v", in)
 			}
 			got := map[string]string{}
 			for _, r := range net.requests() {
@@ -189,14 +186,14 @@ func TestInsecureTestEndpointsKeepTheTokenOnTheFakesOrigin(t *testing.T) {
 	graph, _ := url.Parse(h.graph.URL)
 	elsewhere := "http://" + graph.Hostname() + ":1/whatsapp_business/attachments/x"
 	net := &metaHosts{mediaURL: elsewhere}
-	h2 := newHarness(t, func(c *whatsapp.Config) {
+	h2 := newHarness(t, func(c *setup) {
 		c.BaseURL = "http://" + graph.Host
 		c.HTTPClient = &http.Client{Transport: routeGraph(graph.Host, net)}
 	})
 	h2.postFile("image.json")
 	h2.shutdown()
 	if in := h2.resp.inbound(); len(in) != 0 {
-		t.Errorf("the Responder was asked: %+v", in)
+		t.Errorf("the assistant was asked: %+v", in)
 	}
 	for _, r := range net.requests() {
 		if strings.HasPrefix(r, "http://"+graph.Hostname()+":1") {

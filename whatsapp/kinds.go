@@ -3,6 +3,7 @@ package whatsapp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -234,69 +235,31 @@ func joinNonEmpty(sep string, parts ...string) string {
 	return strings.Join(kept, sep)
 }
 
-// SentRecorder is implemented by a [Responder] that wants the ids of the
-// replies sent for it, such as the assistant, which remembers them so that a
-// later message quoting one (swipe to reply) brings its text to the model.
-// RecordSent is called once for each part of a reply that the Graph API
-// accepted, with the id it gave; it must not block for long, and its errors
-// are its own to log.
-type SentRecorder interface {
-	RecordSent(ctx context.Context, to string, sent Sent)
-}
-
-// Sent is a message the server sent.
-type Sent struct {
-	// ID is WhatsApp's id of the message ("wamid."), from the send's
-	// answer.
-	ID string
-	// Text is what was sent: one part of a reply.
-	Text string
-	// Time is when it was sent.
-	Time time.Time
-}
-
-// recordSent tells the Responder, if it wants to know, that text was sent
-// to the WhatsApp id to with the message id id.
-func (s *Server) recordSent(ctx context.Context, log *slog.Logger, to, id, text string) {
-	rec, ok := s.cfg.Responder.(SentRecorder)
-	if !ok {
-		return
-	}
-	if id == "" {
-		log.Warn("whatsapp: the Graph API answered a send without a message id; a reply to it will not bring its text")
-		return
-	}
-	phone := normalize(to)
-	if phone == "" {
-		return
-	}
-	rec.RecordSent(ctx, phone, Sent{ID: id, Text: text, Time: s.cfg.Now()})
-}
-
 // media names, for the log and the person, what each kind downloads.
 var mediaNames = map[kind]string{kindImage: "photo", kindAudio: "voice note", kindDocument: "document"}
 
 // fillKinds completes in with what ev's kind carries, downloading its
-// media. When that fails, it returns the reply to send instead and false.
-func (s *Server) fillKinds(ctx context.Context, log *slog.Logger, ev event, in *Inbound) (string, bool) {
+// media. When that fails, it returns an error whose apology.Message is the
+// reply to send instead.
+func (c *Client) fillKinds(ctx context.Context, log *slog.Logger, ev event, in *Inbound) error {
 	in.ReplyTo, in.Location, in.Contacts, in.Video = ev.ReplyTo, ev.Location, ev.Contacts, ev.Kind == kindVideo
 	in.Forwarded, in.ForwardedMany = ev.Forwarded, ev.ForwardedMany
 	what, ok := mediaNames[ev.Kind]
 	if !ok {
-		return "", true
+		return nil
 	}
-	data, mediaType, err := s.graph.media(ctx, ev.MediaID)
+	data, mediaType, err := c.graph.media(ctx, ev.MediaID)
 	if err != nil {
 		log.Error("whatsapp: "+what+" download failed", "err", err)
 		if errors.Is(err, errMediaTooLarge) {
 			switch ev.Kind {
 			case kindImage:
-				return apology.Message(apology.ErrImageTooLarge), false
+				return fmt.Errorf("whatsapp: %s: %w", what, apology.ErrImageTooLarge)
 			case kindDocument:
-				return apology.Message(apology.ErrDocumentTooLarge), false
+				return fmt.Errorf("whatsapp: %s: %w", what, apology.ErrDocumentTooLarge)
 			}
 		}
-		return apology.Message(&apology.MediaError{What: what, Err: err}), false
+		return &apology.MediaError{What: what, Err: err}
 	}
 	if ev.MediaType != "" {
 		mediaType = ev.MediaType
@@ -309,5 +272,5 @@ func (s *Server) fillKinds(ctx context.Context, log *slog.Logger, ev event, in *
 	case kindDocument:
 		in.Document, in.DocumentType, in.Filename = data, mediaType, ev.Filename
 	}
-	return "", true
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -114,7 +113,7 @@ func TestMediaNotFetched(t *testing.T) {
 		t.Errorf("sent %q", sent)
 	}
 
-	h = newHarness(t, func(c *whatsapp.Config) { c.MaxMediaBytes = 10 })
+	h = newHarness(t, func(c *setup) { c.MaxMediaBytes = 10 })
 	h.graph.AddMedia("1003383421387260", []byte("%PDF-1.4 more than ten bytes"), "application/pdf")
 	h.postFile("document.json")
 	h.shutdown()
@@ -123,33 +122,16 @@ func TestMediaNotFetched(t *testing.T) {
 	}
 }
 
-// sentRecorder is a Responder that records the replies sent for it.
-type sentRecorder struct {
-	recorder
-	mu   sync.Mutex
-	sent map[string][]whatsapp.Sent
-}
-
-func (r *sentRecorder) RecordSent(_ context.Context, to string, s whatsapp.Sent) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sent == nil {
-		r.sent = map[string][]whatsapp.Sent{}
-	}
-	r.sent[to] = append(r.sent[to], s)
-}
-
-// The id the Graph API gives each part of a reply is told to the Responder,
-// with the part's text, so that a later reply to it can be understood.
+// Send returns the id the Graph API gave each part of a reply, with the
+// part's text, so that a later reply to it can be understood.
 func TestSentIDsRecorded(t *testing.T) {
-	rec := &sentRecorder{}
 	long := strings.Repeat("word ", whatsapp.MaxTextLength/5+10)
-	rec.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return long, nil }
-	h := newHarness(t, func(c *whatsapp.Config) { c.Responder = rec })
+	h := newHarness(t)
+	h.resp.respond = func(_, _ context.Context, _ whatsapp.Inbound) (string, error) { return long, nil }
 	h.postFile("text.json")
 	h.shutdown()
 	graphSent := h.graph.Sent()
-	got := rec.sent["+16505551234"]
+	got := h.resp.sentTo("+16505551234")
 	if len(graphSent) != 2 || len(got) != 2 {
 		t.Fatalf("%d parts sent, %d recorded; want 2 and 2", len(graphSent), len(got))
 	}

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mombot/mombot/whatsapp"
 )
 
 // TestMaxAgeDefault pins the default of Config.MaxAge, a day, from both
@@ -21,7 +19,7 @@ func TestMaxAgeDefault(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.age.String(), func(t *testing.T) {
-			h := newHarness(t, func(c *whatsapp.Config) {
+			h := newHarness(t, func(c *setup) {
 				c.MaxAge = 0
 				c.Now = func() time.Time { return time.Unix(sampleUnix, 0).Add(tt.age) }
 			})

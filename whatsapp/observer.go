@@ -2,9 +2,9 @@ package whatsapp
 
 import "net/http"
 
-// Observer hears what the [Server] does with messages and replies, for
-// metrics; set it in Config.Observer. Its methods are called from the
-// server's goroutines concurrently, must be safe for concurrent use and
+// Observer hears what the [Server] and the [Client] do with messages and
+// replies, for metrics; set it in Config.Observer. Its methods are called
+// from their goroutines concurrently, must be safe for concurrent use and
 // must not block. They are never given a phone number or a message's text.
 type Observer interface {
 	// Webhook is called for each POST /webhook: refused is "" for a

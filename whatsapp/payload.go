@@ -134,7 +134,7 @@ func (t *unixTime) UnmarshalJSON(b []byte) error {
 type kind int
 
 const (
-	kindText        kind = iota // text for the Responder
+	kindText        kind = iota // text for the assistant
 	kindImage                   // a photo to download, with an optional caption
 	kindUnsupported             // answered with what the assistant can read
 	kindIgnored                 // not answered at all (reactions, system notices)

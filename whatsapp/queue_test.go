@@ -134,7 +134,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 		}
 		return "echo: " + in.Text, nil
 	}}
-	shared := func(c *whatsapp.Config) { c.Inbox, c.Locker, c.Responder = q, locker, rec }
+	shared := func(c *setup) { c.Inbox, c.Locker, c.Responder = q, locker, rec }
 	servers := []*harness{newHarness(t, shared), newHarness(t, shared)}
 
 	if code := servers[0].post(text(sheenaWaID, "wamid.q1", "m1")); code != http.StatusOK {
@@ -169,7 +169,7 @@ func TestSharedQueueKeepsOrderAcrossServers(t *testing.T) {
 // deliveries in memory and still answers them, in order, and says so.
 func TestSharedQueueDown(t *testing.T) {
 	q := &memQueue{failing: true}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.MemoryFallback = q, true })
+	h := newHarness(t, func(c *setup) { c.Inbox, c.MemoryFallback = q, true })
 	for _, code := range []int{h.post(text(sheenaWaID, "wamid.down1", "one")), h.post(text(sheenaWaID, "wamid.down2", "two"))} {
 		if code != http.StatusOK {
 			t.Errorf("delivery with the queue down: %d", code)
@@ -190,7 +190,7 @@ func TestSharedQueueDown(t *testing.T) {
 func TestQueueFailureKeepsOrder(t *testing.T) {
 	q := &memQueue{}
 	started, release := make(chan struct{}, 1), make(chan struct{})
-	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.MemoryFallback = q, true })
+	h := newHarness(t, func(c *setup) { c.Inbox, c.MemoryFallback = q, true })
 	h.resp.respond = func(ctx, held context.Context, in whatsapp.Inbound) (string, error) {
 		if in.Text == "A" {
 			started <- struct{}{}

@@ -46,7 +46,7 @@ func TestRedisLockStolenStopsTheDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, func(c *whatsapp.Config) { c.Inbox, c.Locker = q, locker })
+	h := newHarness(t, func(c *setup) { c.Inbox, c.Locker = q, locker })
 	started, release := make(chan string, 1), make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })

@@ -20,7 +20,7 @@ import (
 // count of the other 19 when the minute ends (here, at shutdown).
 func TestRefusalsAreCountedInTheLog(t *testing.T) {
 	logs := &syncBuffer{}
-	h := newHarness(t, func(c *whatsapp.Config) {
+	h := newHarness(t, func(c *setup) {
 		c.Logger = logging.New(logs, &logging.Options{Format: logging.Text})
 	})
 	mode := strings.Repeat("m", 1_000_000)

@@ -49,7 +49,7 @@ func TestAnsweredIsLoggedOnceSent(t *testing.T) {
 // out, although the backoff (at least 15 s here) is longer than the
 // context allows.
 func TestShutdownDoesNotWaitToRetryASend(t *testing.T) {
-	h := newHarness(t, func(c *whatsapp.Config) { c.RetryDelay = time.Hour })
+	h := newHarness(t, func(c *setup) { c.RetryDelay = time.Hour })
 	h.graph.FailNext(1, http.StatusServiceUnavailable)
 	if code := h.post(text(sheenaWaID, "wamid.retry", "still there?")); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)

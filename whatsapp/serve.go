@@ -24,9 +24,9 @@ type ServeOptions struct {
 	// HTTPShutdown bounds the wait for the requests in flight at shutdown;
 	// 0 means DefaultHTTPShutdown.
 	HTTPShutdown time.Duration
-	// Drain bounds the answering of the messages accepted, at shutdown;
-	// what is left waits in a durable Inbox for the next start. 0 means
-	// DefaultDrain.
+	// Drain bounds the answering of the messages accepted, at shutdown
+	// (the Queue's Shutdown); what is left waits in a durable inbox for
+	// the next start. 0 means DefaultDrain.
 	Drain time.Duration
 }
 
@@ -35,10 +35,10 @@ type ServeOptions struct {
 // takes: the HTTP server stops taking requests (those in flight get
 // HTTPShutdown), then the messages accepted are answered for up to Drain
 // ([Server.Shutdown]). When listening fails, the messages an earlier
-// process left in the Inbox, which New started on, still get Drain. It
-// returns nil once a shutdown that ctx asked for is done, and otherwise
-// the error of listening, serving or shutting down. Close what the
-// Responder, the Inbox and the Locker use only after it returns.
+// process left in the inbox, which the Queue started on, still get Drain.
+// It returns nil once a shutdown that ctx asked for is done, and otherwise
+// the error of listening, serving or shutting down. Close what the Queue's
+// handler, inbox and locker use only after it returns.
 func (s *Server) ListenAndServe(ctx context.Context, addr string, opts *ServeOptions) error {
 	var o ServeOptions
 	if opts != nil {

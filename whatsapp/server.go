@@ -9,159 +9,106 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/internal/logging"
-	"github.com/mombot/mombot/internal/origin"
 	"github.com/mombot/mombot/phone"
 )
 
-// What the sender sees when the assistant cannot help: package apology's
-// sentences, so that every apology is chosen in one place. The details go
-// to the log only.
-var (
-	unsupportedReply = apology.Message(apology.ErrUnsupported)
-	failedReply      = apology.Internal
-)
+// Queue takes the messages the [Server] accepts to their reply: a
+// *delivery.Pipeline. Accept returns nil once m is kept, an error wrapping
+// delivery.ErrDuplicate for a message waiting or handled already, and any
+// other error when m cannot be kept, in which case the delivery is refused
+// with 503 for Meta to deliver it again. Shutdown stops it taking
+// messages and answers those it holds, for as long as ctx allows.
+type Queue interface {
+	Accept(ctx context.Context, m delivery.Message) error
+	Shutdown(ctx context.Context) error
+}
 
-// Server is the webhook [http.Handler] and the processing behind it. It
-// serves:
+var _ Queue = (*delivery.Pipeline)(nil)
+
+// ServerOptions configure what a [Server] serves besides the webhook. The
+// zero value means none.
+type ServerOptions struct {
+	// Health, if set, reports on what the service depends on (the
+	// conversation store, say) for GET /healthz. An error there does not
+	// stop the server, which goes on answering without what failed, so
+	// /healthz still answers 200 but says "degraded". The error itself is
+	// logged, when it changes, and never shown on /healthz: it may name
+	// internal hosts.
+	Health func(ctx context.Context) error
+}
+
+// Server is the webhook [http.Handler]. It serves:
 //
 //	GET  /webhook  Meta's verification handshake
 //	POST /webhook  message deliveries, signed with the app secret
 //	GET  /healthz  200 while serving ("ok", or "degraded: ..." when
-//	               Config.Health fails), 503 once shutting down
+//	               ServerOptions.Health fails), 503 once shutting down
 //	               (HealthHandler serves the same with the build's version,
 //	               for a listener that is not public)
 //
-// A delivery is answered 200 once its messages are accepted by the
-// delivery pipeline (kept in the Config.Inbox, or with
-// Config.MemoryFallback held in memory when the Inbox fails), and 503 when
-// they cannot be kept, so that Meta delivers it again later; the pipeline
-// answers them in the background (see package delivery for a message's
-// life). With a durable Inbox, a message acknowledged to Meta is answered
-// even if the process dies: at least once, and exactly once unless the
-// process dies between sending a reply and recording it.
+// It checks every delivery's signature, and hands each message from the
+// family to its Client's business number to its [Queue]; messages from
+// others, to other numbers and of kinds that need no answer are logged and
+// left. A delivery is answered 200 once its messages are kept by the
+// Queue, and 503 when they cannot be, so that Meta delivers it again later.
+// The Queue answers them in the background (see package delivery for a
+// message's life, and [Client] for reading and answering them).
 //
 // The requests refused before the sender is known (a failed handshake, a
 // delivery without a valid signature, a malformed body) are logged once a
 // minute for each kind: the first whole, the others as a count when the
 // minute ends, or at Shutdown, so that a stranger cannot fill the log.
 //
-// Create it with [New] and stop it with [Server.Shutdown].
+// Create it with [NewServer] and stop it with [Server.Shutdown].
 type Server struct {
 	cfg     Config
+	client  *Client
+	queue   Queue
+	opts    ServerOptions
 	log     *slog.Logger
-	graph   *client
-	family  map[string]string
 	mux     *http.ServeMux
 	closing atomic.Bool
-	// stopping is closed when Shutdown begins; it cuts the send retries'
-	// long waits short.
-	stopping  chan struct{}
-	closeOnce sync.Once
-	// pipeline takes the messages accepted to their reply.
-	pipeline *delivery.Pipeline
 	// refused logs the refusals of requests from unknown senders, once
 	// a refusalLogEvery for each kind.
 	refused *logging.Throttle
 
-	// healthErr is the last failure of Config.Health logged, to log a
-	// change only.
+	// healthErr is the last failure of ServerOptions.Health logged, to log
+	// a change only.
 	healthMu  sync.Mutex
 	healthErr string
 }
 
-var versionRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
-
-// New checks cfg and returns a Server ready to serve. It returns an error
-// when a required field is missing, and in particular when there is no
-// AppSecret and AllowUnsigned is not set: the server fails closed.
-func New(cfg Config) (*Server, error) {
-	cfg = cfg.WithDefaults()
-
-	var problems []string
+// NewServer returns the webhook Server of c's business number, which hands
+// the messages it accepts to q. It returns an error when c's Config has no
+// AppSecret and does not set AllowUnsigned: the server fails closed.
+func NewServer(c *Client, q Queue, opts *ServerOptions) (*Server, error) {
+	if c == nil || q == nil {
+		return nil, errors.New("whatsapp: new server: no client or no queue")
+	}
+	cfg := c.cfg
 	if cfg.AppSecret == "" && !cfg.AllowUnsigned {
-		problems = append(problems, "no app secret to check webhook signatures (set one, or allow unsigned deliveries explicitly for development)")
+		return nil, errors.New("whatsapp: no app secret to check webhook signatures (set one, or allow unsigned deliveries explicitly for development)")
 	}
-	if cfg.AccessToken == "" {
-		problems = append(problems, "no access token")
-	}
-	if cfg.PhoneNumberID == "" {
-		problems = append(problems, "no phone number id")
-	}
-	if cfg.Responder == nil {
-		problems = append(problems, "no responder")
-	}
-	if !versionRE.MatchString(cfg.APIVersion) {
-		problems = append(problems, fmt.Sprintf("API version %q is not like %q", cfg.APIVersion, DefaultAPIVersion))
-	}
-	base, err := url.Parse(cfg.BaseURL)
-	if err != nil {
-		problems = append(problems, fmt.Sprintf("base URL %q is not an http(s) URL", cfg.BaseURL))
-	} else if problem := checkBaseURL(base, cfg.InsecureTestEndpoints); problem != "" {
-		problems = append(problems, fmt.Sprintf("base URL %q %s", cfg.BaseURL, problem))
-	}
-	family := make(map[string]string, len(cfg.Family))
-	for number, name := range cfg.Family {
-		p, err := phone.Normalize(number)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("family phone number %q: %v", phone.Mask(number), err))
-			continue
-		}
-		family[p] = name
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("whatsapp: %s", strings.Join(problems, "; "))
-	}
-	if len(family) == 0 {
+	if len(c.family) == 0 {
 		cfg.Logger.Warn("whatsapp: the family list is empty: no message will be answered")
 	}
 	if cfg.AppSecret == "" {
 		cfg.Logger.Warn("whatsapp: INSECURE: webhook signatures are NOT checked, anyone who finds the URL can send messages as anyone; development only")
 	}
-
-	stopping := make(chan struct{})
-	s := &Server{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		family:   family,
-		stopping: stopping,
-		refused:  logging.NewThrottle(cfg.Logger, refusalLogEvery),
-		graph: &client{
-			stopping:      stopping,
-			http:          origin.Client(cfg.HTTPClient),
-			base:          strings.TrimRight(cfg.BaseURL, "/"),
-			baseURL:       base,
-			version:       cfg.APIVersion,
-			phoneNumberID: cfg.PhoneNumberID,
-			token:         cfg.AccessToken,
-			maxAttempts:   cfg.MaxAttempts,
-			retryDelay:    cfg.RetryDelay,
-			maxMedia:      cfg.MaxMediaBytes,
-			obs:           cfg.Observer,
-		},
+	s := &Server{cfg: cfg, client: c, queue: q, log: cfg.Logger, refused: logging.NewThrottle(cfg.Logger, refusalLogEvery)}
+	if opts != nil {
+		s.opts = *opts
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /webhook", s.verify)
 	s.mux.HandleFunc("POST /webhook", s.receive)
 	s.mux.HandleFunc("GET /healthz", s.healthz)
-
-	// The pipeline answers at once what an earlier process left in the
-	// Inbox, and looks again now and then for what a replica that died
-	// left.
-	s.pipeline = delivery.New(handler{s}, &delivery.Options{
-		Inbox: cfg.Inbox, Locker: cfg.Locker, MemoryFallback: cfg.MemoryFallback,
-		ResumeEvery: cfg.ResumeEvery, ShutdownLockWait: shutdownLockWait,
-		Logger: cfg.Logger, Now: cfg.Now,
-	})
 	return s, nil
 }
 
@@ -171,20 +118,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown stops accepting deliveries (they are answered 503, so Meta
-// delivers them again later) and shuts the delivery pipeline down: the
-// messages accepted are answered, for as long as ctx allows; see
+// delivers them again later) and shuts the Queue down: the messages
+// accepted are answered, for as long as ctx allows; see
 // [delivery.Pipeline.Shutdown] for what waits for the next start. Once
-// Shutdown has begun, a send that fails is tried again only after a short
-// wait (a second at most): a reply whose retry would wait longer stays in
-// the Inbox for the next start, so that an unreachable Graph API does not
-// hold the shutdown for the retries' backoff. Call it after the
-// http.Server's own Shutdown, and before closing what the Responder, the
-// Inbox and the Locker use. Calling it again is harmless.
+// Shutdown has begun, a send of the Client that fails is tried again only
+// after a short wait (a second at most): a reply whose retry would wait
+// longer stays in the inbox for the next start, so that an unreachable
+// Graph API does not hold the shutdown for the retries' backoff. Call it
+// after the http.Server's own Shutdown, and before closing what the
+// Queue's handler, inbox and locker use. Calling it again is harmless.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	s.closeOnce.Do(func() { close(s.stopping) })
+	s.client.stopRetries()
 	s.refused.Close()
-	if err := s.pipeline.Shutdown(ctx); err != nil {
+	if err := s.queue.Shutdown(ctx); err != nil {
 		return fmt.Errorf("whatsapp: %w", err)
 	}
 	return nil
@@ -249,9 +196,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, version string) 
 		return
 	}
 	var err error
-	if s.cfg.Health != nil {
+	if s.opts.Health != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		err = s.cfg.Health(ctx)
+		err = s.opts.Health(ctx)
 		cancel()
 	}
 	s.logHealth(err)
@@ -267,7 +214,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, version string) 
 	}
 }
 
-// degradedHealth is what /healthz answers when Config.Health fails.
+// degradedHealth is what /healthz answers when ServerOptions.Health fails.
 const degradedHealth = "degraded: a dependency is unavailable, see the server log"
 
 // logHealth logs a change of the health check's result.
@@ -358,7 +305,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 			log.Error("whatsapp: message cannot be kept", "err", err)
 			continue
 		}
-		err = s.pipeline.Accept(r.Context(), delivery.Message{ID: ev.ID, Key: ev.From, Body: body})
+		err = s.queue.Accept(r.Context(), delivery.Message{ID: ev.ID, Key: ev.From, Body: body})
 		switch {
 		case errors.Is(err, delivery.ErrDuplicate):
 			log.Info("whatsapp: duplicate delivery skipped")
@@ -394,7 +341,7 @@ func (s *Server) accept(ev event) bool {
 		s.cfg.Observer.MessageSkipped(SkipOtherNumber)
 		return false
 	}
-	if _, ok := s.family[ev.From]; !ok {
+	if _, ok := s.client.family[ev.From]; !ok {
 		log.Info("whatsapp: message from a number outside the family ignored")
 		s.cfg.Observer.MessageSkipped(SkipNotFamily)
 		return false
@@ -405,36 +352,4 @@ func (s *Server) accept(ev event) bool {
 		return false
 	}
 	return true
-}
-
-// respond builds the Inbound for ev and asks the Responder, returning the
-// reply to send.
-func (s *Server) respond(ctx, held context.Context, log *slog.Logger, ev event) string {
-	in := Inbound{
-		ID:          ev.ID,
-		From:        ev.From,
-		Name:        s.family[ev.From],
-		ProfileName: ev.ProfileName,
-		Text:        ev.Text,
-		Time:        ev.sentAt(),
-	}
-	if in.Name == "" {
-		in.Name = ev.ProfileName
-	}
-	if in.Time.IsZero() {
-		in.Time = ev.Received
-	}
-	if in.Time.IsZero() {
-		in.Time = s.cfg.Now()
-	}
-	if reply, ok := s.fillKinds(ctx, log, ev, &in); !ok { // kinds.go
-		return reply
-	}
-	reply, err := s.cfg.Responder.Respond(ctx, held, in)
-	if err != nil {
-		log.Error("whatsapp: responder failed", "err", err)
-		return apology.Message(err)
-	}
-	// "message answered" is logged once the reply is sent (handler.Send).
-	return reply
 }

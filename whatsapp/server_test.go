@@ -16,43 +16,58 @@ import (
 	"github.com/mombot/mombot/whatsapp"
 )
 
+// TestNewRefusesIncompleteConfig: NewClient and NewServer name what the
+// configuration lacks, and the Server fails closed without an app secret.
 func TestNewRefusesIncompleteConfig(t *testing.T) {
 	good := func() whatsapp.Config {
-		return whatsapp.Config{
-			AccessToken: "t", PhoneNumberID: "1", AppSecret: "s",
-			Responder: &recorder{}, Inbox: &delivery.Memory{}, Logger: quiet,
-		}
+		return whatsapp.Config{AccessToken: "t", PhoneNumberID: "1", AppSecret: "s", Logger: quiet}
 	}
-	if _, err := whatsapp.New(good()); err != nil {
-		t.Fatalf("New with a complete config: %v", err)
+	// serve makes a Client of cfg, and its Server on a Queue (none when
+	// noQueue is set).
+	serve := func(cfg whatsapp.Config, noQueue bool) error {
+		c, err := whatsapp.NewClient(cfg)
+		if err != nil {
+			return err
+		}
+		if noQueue {
+			_, err = whatsapp.NewServer(c, nil, nil)
+			return err
+		}
+		pipe := delivery.New(stage{client: c, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Memory{}, Logger: quiet})
+		defer pipe.Shutdown(t.Context())
+		_, err = whatsapp.NewServer(c, pipe, nil)
+		return err
+	}
+	if err := serve(good(), false); err != nil {
+		t.Fatalf("a complete config: %v", err)
 	}
 	tests := []struct {
-		name   string
-		change func(*whatsapp.Config)
-		want   string
+		name    string
+		change  func(*whatsapp.Config)
+		noQueue bool
+		want    string
 	}{
-		{"no app secret", func(c *whatsapp.Config) { c.AppSecret = "" }, "app secret"},
-		{"no access token", func(c *whatsapp.Config) { c.AccessToken = "" }, "access token"},
-		{"no phone number id", func(c *whatsapp.Config) { c.PhoneNumberID = "" }, "phone number id"},
-		{"no responder", func(c *whatsapp.Config) { c.Responder = nil }, "responder"},
-		{"bad version", func(c *whatsapp.Config) { c.APIVersion = "21" }, "version"},
-		{"bad base URL", func(c *whatsapp.Config) { c.BaseURL = "graph.facebook.com" }, "base URL"},
-		{"bad family phone", func(c *whatsapp.Config) { c.Family = map[string]string{"mum": "Mum"} }, "family"},
+		{"no app secret", func(c *whatsapp.Config) { c.AppSecret = "" }, false, "app secret"},
+		{"no access token", func(c *whatsapp.Config) { c.AccessToken = "" }, false, "access token"},
+		{"no phone number id", func(c *whatsapp.Config) { c.PhoneNumberID = "" }, false, "phone number id"},
+		{"no queue", func(*whatsapp.Config) {}, true, "queue"},
+		{"bad version", func(c *whatsapp.Config) { c.APIVersion = "21" }, false, "version"},
+		{"bad base URL", func(c *whatsapp.Config) { c.BaseURL = "graph.facebook.com" }, false, "base URL"},
+		{"bad family phone", func(c *whatsapp.Config) { c.Family = map[string]string{"mum": "Mum"} }, false, "family"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := good()
 			tt.change(&cfg)
-			_, err := whatsapp.New(cfg)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("New = %v, want an error about %q", err, tt.want)
+			if err := serve(cfg, tt.noQueue); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want an error about %q", err, tt.want)
 			}
 		})
 	}
 }
 
 func TestAllowUnsigned(t *testing.T) {
-	h := newHarness(t, func(c *whatsapp.Config) { c.AppSecret, c.AllowUnsigned = "", true })
+	h := newHarness(t, func(c *setup) { c.AppSecret, c.AllowUnsigned = "", true })
 	if !strings.Contains(h.logs.String(), "INSECURE") {
 		t.Error("running without signature checks was not logged loudly")
 	}
@@ -81,7 +96,7 @@ func TestVerificationHandshake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, func(c *whatsapp.Config) { c.VerifyToken = tt.token })
+			h := newHarness(t, func(c *setup) { c.VerifyToken = tt.token })
 			w := h.do(httptest.NewRequest(http.MethodGet, "/webhook?"+tt.query.Encode(), nil))
 			if w.Code != tt.code {
 				t.Fatalf("status %d, want %d", w.Code, tt.code)

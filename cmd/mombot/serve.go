@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/config"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
-	deliveryredis "github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
@@ -128,50 +126,26 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	warnWritableConfig(e, fc)
 
 	// One lock per sender for every way a message comes in, WhatsApp and
-	// the page, so that two messages of one person never run at once.
-	// Where several replicas share a Redis, they share the lock, and the
-	// inbox of each sender's messages (with the record of handled ones)
-	// too; otherwise both are local: the inbox in a file next to the
-	// conversations. Either way a message acknowledged to Meta is kept
-	// until answered, through a crash.
-	var locker delivery.Locker = &delivery.Local{}
-	rs, onRedis := store.(*redis.Store)
-	if onRedis {
-		if locker, err = deliveryredis.NewLocker(rs.Client(), &deliveryredis.LockerOptions{Prefix: rs.Prefix(), Logger: e.log}); err != nil {
+	// the page, so that two messages of one person never run at once; the
+	// locks, and WhatsApp's inbox, follow the store URL (inbox.go). Either
+	// way a message acknowledged to Meta is kept until answered, through a
+	// crash.
+	snd, err := openSenders(cfg.mem.store, e.log)
+	if err != nil {
+		return err
+	}
+	defer snd.close()
+	var inbox delivery.Inbox
+	if withWhatsApp {
+		if inbox, err = snd.inbox(wcfg.MaxAge, e.log); err != nil {
 			return err
 		}
-	}
-	if withWhatsApp {
-		wcfg.Locker = locker
-		if onRedis {
-			if wcfg.Inbox, err = deliveryredis.NewInbox(rs.Client(), &deliveryredis.InboxOptions{Prefix: rs.Prefix(), MaxAge: wcfg.MaxAge}); err != nil {
-				return err
-			}
-			// While Redis is down the replicas still answer, holding the
-			// messages in memory, rather than refusing every delivery.
-			wcfg.MemoryFallback = true
-			wcfg.Health = func(ctx context.Context) error {
-				if err := rs.Ping(ctx); err != nil {
-					return fmt.Errorf("conversation memory (redis) unreachable, answering without it: %w", err)
-				}
-				return nil
-			}
-		} else {
-			// whatsapp-seen.json held the handled ids before they joined the
-			// inbox file: they are taken in.
-			dir := storeurl.Dir(cfg.mem.store)
-			if wcfg.Inbox, err = delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
-				&delivery.FileOptions{Logger: e.log, Handled: filepath.Join(dir, "whatsapp-seen.json")}); err != nil {
-				return err
-			}
-		}
-		wcfg.Responder = responder{a: a, mem: mem, log: e.log, m: m} // responder.go
 		wcfg.Logger = e.log
 	}
 	if m != nil {
 		if withWhatsApp {
 			wcfg.Observer = m
-			m.InboxDepth(wcfg.Inbox)
+			m.InboxDepth(inbox)
 		}
 		// The metrics address is taken before the server starts its work,
 		// so that a busy port stops serve before anything is answered.
@@ -189,7 +163,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// The page's address too is taken first (web.go).
 	var site *page
 	if !pg.off() {
-		if site, err = pg.open(e, &cfg, a, mem, locker); err != nil {
+		if site, err = pg.open(e, &cfg, a, mem, snd.locker); err != nil {
 			return err
 		}
 		if site != nil {
@@ -203,7 +177,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// The store closes last, when run returns: after the servers have
 	// finished the messages in hand and the sweeping has stopped.
 	if withWhatsApp {
-		err = serveWhatsApp(ctx, e, wcfg, *listen, site, ms, build.String(), func(addr net.Addr) {
+		wa := messagePath{cfg: wcfg, senders: snd, inbox: inbox, a: a, mem: mem, m: m}
+		err = serveWhatsApp(ctx, e, wa, *listen, site, ms, build.String(), func(addr net.Addr) {
 			e.log.Info("mombot: serving", "addr", addr.String(), "store", storeurl.Kind(cfg.mem.store), "family", len(fc.Family), "whatsapp", wcfg.WithDefaults(), "build", build)
 		})
 	} else {
@@ -219,12 +194,47 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// serveWhatsApp runs the WhatsApp server on listen and, if site is not
-// nil, the family's page beside it, until ctx is done or the WhatsApp
+// messagePath is what a WhatsApp message's path is built of.
+type messagePath struct {
+	cfg     whatsapp.Config
+	senders *senders
+	inbox   delivery.Inbox
+	a       *assistant.Assistant
+	mem     *conversation.Memory
+	m       *metrics.Metrics // nil without --metrics-listen
+}
+
+// open builds the path of docs/architecture.md: the WhatsApp Server keeps
+// each message in the delivery pipeline; the pipeline hands it, under the
+// sender's lock, to the answerer (answer.go), which has the WhatsApp
+// Client read it, the assistant answer it and the Client send the reply.
+// The pipeline starts at once on what an earlier process left in the
+// inbox.
+func (p messagePath) open(e *env) (*whatsapp.Server, error) {
+	wa, err := whatsapp.NewClient(p.cfg)
+	if err != nil {
+		return nil, err
+	}
+	pipe := delivery.New(answerer{wa: wa, a: p.a, mem: p.mem, log: e.log, m: p.m}, &delivery.Options{
+		Inbox: p.inbox, Locker: p.senders.locker, MemoryFallback: p.senders.memoryFallback(), Logger: e.log,
+	})
+	srv, err := whatsapp.NewServer(wa, pipe, &whatsapp.ServerOptions{Health: p.senders.health()})
+	if err != nil {
+		// What the pipeline took up waits in the inbox for the next start.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		pipe.Shutdown(ctx)
+		return nil, err
+	}
+	return srv, nil
+}
+
+// serveWhatsApp runs the WhatsApp server of path on listen and, if site is
+// not nil, the family's page beside it, until ctx is done or the WhatsApp
 // server fails; the page stops with it. With a metrics server ms, its
 // /healthz answers too, with the build's version for ?verbose=1.
-func serveWhatsApp(ctx context.Context, e *env, wcfg whatsapp.Config, listen string, site *page, ms *metrics.Server, version string, serving func(net.Addr)) error {
-	wa, err := whatsapp.New(wcfg)
+func serveWhatsApp(ctx context.Context, e *env, path messagePath, listen string, site *page, ms *metrics.Server, version string, serving func(net.Addr)) error {
+	wa, err := path.open(e)
 	if err != nil {
 		return err
 	}

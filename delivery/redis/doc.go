@@ -3,9 +3,9 @@
 // sender's messages with the record of those handled, and the per-sender
 // [Locker].
 //
-// It works on the go-redis client of the conversation store
-// (conversation/redis Store.Client), so that it shares its connections,
-// timeouts and reconnection, and puts its keys under the same prefix:
+// It works on a go-redis client its caller makes; mombot serve makes one
+// of the conversation store's URL, and puts the keys under the store's
+// prefix, so that a deployment's keys sit together:
 //
 //	<prefix>lock:<sender>          a sender's lock: its holder's random token
 //	<prefix>queue:<sender>         a sender's messages waiting, oldest first

@@ -36,8 +36,8 @@ const releaseTimeout = 5 * time.Second
 // LockerOptions configure [NewLocker]. The zero value means the defaults.
 type LockerOptions struct {
 	// Prefix is put in front of the lock keys, after which comes "lock:";
-	// the conversation store's (conversation/redis Store.Prefix) keeps
-	// every key of a deployment together. "" means "mombot:".
+	// the conversation store's (its URL's ?prefix=) keeps every key of a
+	// deployment together. "" means "mombot:".
 	Prefix string
 	// TTL is how long a lock stays taken after its holder stopped renewing
 	// it, for instance because its process died; 0 means DefaultLockTTL.

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/mombot/mombot/apology"
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/metrics"
+	"github.com/mombot/mombot/phone"
+	"github.com/mombot/mombot/whatsapp"
+)
+
+// handler is what answerer needs of the assistant: *assistant.Assistant.
+type handler interface {
+	HandleLocked(ctx, held context.Context, in assistant.Inbound) (assistant.Reply, error)
+}
+
+// answerer is serve's delivery.Handler, the middle of a message's path
+// (docs/architecture.md): the WhatsApp Client reads the message the
+// pipeline hands over, the assistant answers it under the sender's lock,
+// and the Client sends the reply. The replies sent are remembered, by the
+// ids WhatsApp gave them, so that a later reply quoting one brings its
+// text.
+type answerer struct {
+	wa  *whatsapp.Client
+	a   handler
+	mem *conversation.Memory
+	log *slog.Logger
+	m   *metrics.Metrics // nil without --metrics-listen
+}
+
+var _ delivery.Handler = answerer{}
+
+// Answer implements delivery.Handler. The assistant logs its failures and
+// always returns a reply fit to send, kind when something went wrong; so
+// does a message the assistant cannot be asked about, and a panic while
+// answering, which is logged with its stack, so that a message that always
+// panics does not come back for ever.
+func (r answerer) Answer(ctx, held context.Context, m delivery.Message) (parts []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("mombot: panic while answering a message; the sender gets an apology",
+				"id", m.ID, "from", phone.Mask(m.Key), "panic", p, "stack", string(debug.Stack()))
+			parts, err = whatsapp.Split(apology.Internal, whatsapp.MaxTextLength), nil
+		}
+	}()
+	in, err := r.wa.Inbound(ctx, m)
+	switch {
+	case errors.Is(err, whatsapp.ErrNoReply):
+		return nil, fmt.Errorf("%w: %w", delivery.ErrSkip, err)
+	case err != nil:
+		return whatsapp.Split(apology.Message(err), whatsapp.MaxTextLength), nil
+	}
+	start := time.Now()
+	reply, err := r.a.HandleLocked(ctx, held, inbound(in))
+	if r.m != nil {
+		r.m.Replied(time.Since(start), err)
+	}
+	return whatsapp.Split(reply.Text, whatsapp.MaxTextLength), nil
+}
+
+// Send implements delivery.Handler.
+func (r answerer) Send(ctx context.Context, m delivery.Message, parts []string) (int, error) {
+	sent, err := r.wa.Send(ctx, m, parts)
+	for _, s := range sent {
+		if s.ID == "" {
+			continue // logged by Send
+		}
+		rm := conversation.RecentMessage{ID: s.ID, Role: conversation.RoleAssistant, Text: s.Text, At: s.Time}
+		if err := r.mem.Remember(ctx, m.Key, rm); err != nil {
+			r.log.Warn("mombot: remembering a reply sent, for later replies to it", "phone", phone.Mask(m.Key), "err", err)
+		}
+	}
+	if whatsapp.Temporary(err) {
+		err = fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
+	}
+	return len(sent), err
+}
+
+// inbound is the assistant's view of a WhatsApp message.
+func inbound(in whatsapp.Inbound) assistant.Inbound {
+	out := assistant.Inbound{
+		From: in.From, Text: in.Text, Image: in.Image, ImageType: in.ImageType, Time: in.Time,
+		ID: in.ID, ReplyTo: in.ReplyTo, Video: in.Video,
+		Forwarded: in.Forwarded, ForwardedMany: in.ForwardedMany,
+	}
+	if in.Audio != nil {
+		// Audio files other than voice notes are passed on too: the
+		// transcriber reads the length of what it can and says what
+		// works for the rest.
+		out.Voice = in.Audio
+	}
+	if in.Document != nil {
+		out.Document = &assistant.Document{Data: in.Document, MediaType: in.DocumentType, Filename: in.Filename}
+	}
+	if l := in.Location; l != nil {
+		out.Location = &assistant.Location{Latitude: l.Latitude, Longitude: l.Longitude, Name: l.Name, Address: l.Address, URL: l.URL}
+	}
+	for _, c := range in.Contacts {
+		out.Contacts = append(out.Contacts, assistant.Contact{Name: c.Name, Phones: c.Phones, Emails: c.Emails, Organization: c.Organization})
+	}
+	return out
+}

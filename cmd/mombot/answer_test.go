@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mombot/mombot/apology"
+	"github.com/mombot/mombot/assistant"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/logtest"
+	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
+)
+
+// fakeAssistant answers like the assistant: "echo: " and the text, or
+// what answer says; it records what it is asked and whether it was given
+// the sender's lock, held.
+type fakeAssistant struct {
+	mu     sync.Mutex
+	asked  []string
+	unheld int
+	answer func(in assistant.Inbound) (assistant.Reply, error)
+}
+
+func (f *fakeAssistant) HandleLocked(ctx, held context.Context, in assistant.Inbound) (assistant.Reply, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, in.Text)
+	if held == nil || held.Err() != nil {
+		f.unheld++
+	}
+	answer := f.answer
+	f.mu.Unlock()
+	if answer != nil {
+		return answer(in)
+	}
+	return assistant.Reply{Text: "echo: " + in.Text}, nil
+}
+
+// answerFixture is serve's path of a message in one process: the WhatsApp
+// Server, a delivery Pipeline on an inbox file, the answerer with a fake
+// assistant, and the WhatsApp Client on a fake Graph API.
+type answerFixture struct {
+	t     *testing.T
+	graph *graphtest.Server
+	a     *fakeAssistant
+	mem   *conversation.Memory
+	logs  *logtest.Buffer
+	inbox string
+	srv   *whatsapp.Server
+}
+
+func newAnswerFixture(t *testing.T) *answerFixture {
+	t.Helper()
+	mem, err := conversation.New(memstore.New(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &answerFixture{
+		t: t, graph: graphtest.NewServer(t), a: &fakeAssistant{}, mem: mem, logs: &logtest.Buffer{},
+		inbox: filepath.Join(t.TempDir(), "whatsapp-inbox.json"),
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", f.logs.String())
+		}
+	})
+	f.start()
+	return f
+}
+
+// start starts the path anew on the same inbox file, as a restart does.
+func (f *answerFixture) start() {
+	f.t.Helper()
+	log := slog.New(slog.NewTextHandler(f.logs, nil))
+	wa, err := whatsapp.NewClient(whatsapp.Config{
+		AccessToken: graphtest.Token, PhoneNumberID: graphtest.PhoneNumberID, AppSecret: e2eAppSecret,
+		BaseURL: f.graph.URL, InsecureTestEndpoints: true, APIVersion: graphtest.Version, RetryDelay: time.Millisecond,
+		Family: map[string]string{erin: "Erin", "+" + jasonWaID: "Jason"}, Logger: log,
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	q, err := delivery.OpenFile(f.inbox, &delivery.FileOptions{Logger: log})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	pipe := delivery.New(answerer{wa: wa, a: f.a, mem: f.mem, log: log}, &delivery.Options{Inbox: q, Logger: log})
+	if f.srv, err = whatsapp.NewServer(wa, pipe, nil); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// deliver posts a text message from the WhatsApp id from, signed.
+func (f *answerFixture) deliver(from, id, text string) {
+	f.t.Helper()
+	body := metaMessage(from, id, time.Now(), map[string]any{"type": "text", "text": map[string]any{"body": text}})
+	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+	r.Header.Set(whatsapp.SignatureHeader, whatsapp.Sign([]byte(e2eAppSecret), body))
+	w := httptest.NewRecorder()
+	f.srv.ServeHTTP(w, r)
+	if w.Code != http.StatusOK {
+		f.t.Fatalf("delivery of %s: %d", id, w.Code)
+	}
+}
+
+// shutdown finishes the messages in hand.
+func (f *answerFixture) shutdown() {
+	f.t.Helper()
+	if err := f.srv.Shutdown(context.Background()); err != nil {
+		f.t.Errorf("Shutdown: %v", err)
+	}
+	if f.a.unheld > 0 {
+		f.t.Errorf("the assistant was asked %d times without the sender's lock", f.a.unheld)
+	}
+}
+
+// sentTo returns the bodies the fake Graph API got, by WhatsApp id.
+func (f *answerFixture) sentTo() map[string][]string {
+	sent := map[string][]string{}
+	for _, m := range f.graph.Sent() {
+		sent[m.To] = append(sent[m.To], m.Body)
+	}
+	return sent
+}
+
+// TestAnswererPanic: a panic while answering is logged with its stack, the
+// sender gets the apology, the server goes on with the next message, and
+// the message that panicked is not answered again.
+func TestAnswererPanic(t *testing.T) {
+	f := newAnswerFixture(t)
+	f.a.answer = func(in assistant.Inbound) (assistant.Reply, error) {
+		if in.Text == "boom" {
+			var tools []string
+			_ = tools[len(in.Text)] // an index out of range: the kind of bug that panics
+		}
+		return assistant.Reply{Text: "echo: " + in.Text}, nil
+	}
+	f.deliver(erinWaID, "wamid.boom", "boom")
+	f.deliver(erinWaID, "wamid.after", "after")
+	f.deliver(jasonWaID, "wamid.jason", "other sender")
+	f.shutdown()
+	sent := f.sentTo()
+	if got := sent[erinWaID]; len(got) != 2 || got[0] != apology.Internal || got[1] != "echo: after" {
+		t.Errorf("sent to the sender %q, want the apology then the next reply", got)
+	}
+	if got := sent[jasonWaID]; !slices.Equal(got, []string{"echo: other sender"}) {
+		t.Errorf("sent to another sender %q", got)
+	}
+	logs := f.logs.String()
+	for _, want := range []string{"level=ERROR", "panic while answering", "index out of range", "goroutine", "answer_test.go"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log lacks %q", want)
+		}
+	}
+	if strings.Contains(logs, erinWaID) {
+		t.Error("the sender's number was logged in full")
+	}
+
+	f.start()
+	f.shutdown()
+	if len(f.a.asked) != 3 {
+		t.Errorf("after a restart the assistant was asked %q, want nothing more", f.a.asked)
+	}
+}
+
+// TestAnswererSendsWhatTheAssistantSays: the assistant's reply is sent as
+// it is, its kind apology on a failure included, and each part sent is
+// remembered by the id WhatsApp gave it, for a later reply quoting it; a
+// message the assistant cannot be asked about gets the apology that says
+// why without asking it.
+func TestAnswererSendsWhatTheAssistantSays(t *testing.T) {
+	f := newAnswerFixture(t)
+	long := strings.Repeat("word ", whatsapp.MaxTextLength/5+10)
+	f.a.answer = func(in assistant.Inbound) (assistant.Reply, error) {
+		if in.Text == "fail" {
+			err := apology.ErrOverloaded
+			return assistant.Reply{Text: assistant.ErrorMessage(err)}, err
+		}
+		return assistant.Reply{Text: long}, nil
+	}
+	f.deliver(erinWaID, "wamid.long", "tell me everything")
+	f.deliver(erinWaID, "wamid.fail", "fail")
+	body := metaMessage(erinWaID, "wamid.poll", time.Now(), map[string]any{"type": "unsupported", "unsupported": map[string]any{"type": "poll_creation"}})
+	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
+	r.Header.Set(whatsapp.SignatureHeader, whatsapp.Sign([]byte(e2eAppSecret), body))
+	f.srv.ServeHTTP(httptest.NewRecorder(), r)
+	f.shutdown()
+
+	sent := f.graph.Sent()
+	if len(sent) != 4 || sent[2].Body != assistant.ErrorMessage(apology.ErrOverloaded) || sent[3].Body != apology.Unsupported {
+		t.Fatalf("sent %d messages, want the long reply in two parts, the apology of a failure and of an unsupported kind: %+v", len(sent), sent)
+	}
+	if !slices.Equal(f.a.asked, []string{"tell me everything", "fail"}) {
+		t.Errorf("the assistant was asked %q, want the two texts only", f.a.asked)
+	}
+	for _, m := range sent {
+		got, err := f.mem.Recall(context.Background(), erin, m.ID)
+		if err != nil || got.Text != conversation.ClipRecentText(m.Body) || got.Role != conversation.RoleAssistant {
+			t.Errorf("part %s sent but remembered as %+v, %v", m.ID, got, err)
+		}
+	}
+}

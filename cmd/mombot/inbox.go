@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	neturl "net/url"
+	"path/filepath"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/delivery"
+	deliveryredis "github.com/mombot/mombot/delivery/redis"
+)
+
+// senders is how serve serialises each sender's messages, whichever way
+// they come (WhatsApp, the family's page), and where it keeps WhatsApp's
+// messages from their acknowledgement to their reply. Both follow the
+// conversations' store URL, so that one setting (--store) places them:
+//
+//   - redis://: on the store's Redis, under its key prefix. Every replica
+//     on that Redis shares the sender locks and the inbox (with the record
+//     of handled ids), so that a sender's messages are answered once and
+//     in order whichever replica Meta posts them to. While Redis is down,
+//     WhatsApp's messages are held in this process's memory and answered
+//     all the same, rather than refused, and /healthz says "degraded".
+//   - a file or sqlite: store: the locks of this process, and
+//     whatsapp-inbox.json next to the store.
+type senders struct {
+	storeURL string
+	locker   delivery.Locker
+	rdb      *goredis.Client // nil unless on Redis
+	prefix   string          // the keys' on Redis
+}
+
+// openSenders opens the sender locks that go with the store URL.
+func openSenders(storeURL string, log *slog.Logger) (*senders, error) {
+	spec, err := storeurl.Parse(storeURL)
+	if err != nil {
+		return nil, err
+	}
+	s := &senders{storeURL: storeURL, locker: &delivery.Local{}}
+	if spec.Kind != storeurl.Redis {
+		return s, nil
+	}
+	if s.rdb, err = redisClient(spec.RedisURL); err != nil {
+		return nil, err
+	}
+	s.prefix = spec.Prefix
+	if s.locker, err = deliveryredis.NewLocker(s.rdb, &deliveryredis.LockerOptions{Prefix: s.prefix, Logger: log}); err != nil {
+		s.rdb.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// inbox opens WhatsApp's inbox. maxAge is how old a message may be and
+// still be answered (whatsapp.Config.MaxAge), which bounds how long Redis
+// keeps a queue.
+func (s *senders) inbox(maxAge time.Duration, log *slog.Logger) (delivery.Inbox, error) {
+	if s.rdb != nil {
+		return deliveryredis.NewInbox(s.rdb, &deliveryredis.InboxOptions{Prefix: s.prefix, MaxAge: maxAge})
+	}
+	// whatsapp-seen.json held the handled ids before they joined the inbox
+	// file: they are taken in.
+	dir := storeurl.Dir(s.storeURL)
+	return delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
+		&delivery.FileOptions{Logger: log, Handled: filepath.Join(dir, "whatsapp-seen.json")})
+}
+
+// memoryFallback is delivery.Options.MemoryFallback: set for the inbox
+// replicas share, which may be down while this process is not; unset for
+// a file, whose failure (a full disk) would put acknowledged messages in
+// memory only.
+func (s *senders) memoryFallback() bool { return s.rdb != nil }
+
+// health is the check of what the messages' path depends on for
+// /healthz: Redis, when on it; nil otherwise.
+func (s *senders) health() func(ctx context.Context) error {
+	if s.rdb == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		if err := s.rdb.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("redis unreachable, answering without the conversation memory and the shared inbox: %w", err)
+		}
+		return nil
+	}
+}
+
+// close closes the connections to Redis, if any.
+func (s *senders) close() error {
+	if s.rdb == nil {
+		return nil
+	}
+	return s.rdb.Close()
+}
+
+// redisClient returns a client of the Redis at url, with the conversation
+// store's timeouts where url sets none, and no retries of a command: the
+// inbox's scripts and the locks decide themselves what to try again.
+func redisClient(url string) (*goredis.Client, error) {
+	o, err := goredis.ParseURL(url)
+	if err != nil {
+		// url.Parse's errors repeat the URL, which may hold a password.
+		var uerr *neturl.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, fmt.Errorf("serve: sender locks on redis: %w", err)
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = redis.DefaultDialTimeout
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = redis.DefaultReadTimeout
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = redis.DefaultWriteTimeout
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = -1 // go-redis reads 0 as its default, 3
+	}
+	return goredis.NewClient(o), nil
+}
