@@ -327,7 +327,7 @@ func (c *cache) apply(p prompt, model string, now time.Time) Usage {
 	if n := len(p.blocks); n > 0 {
 		total = p.blocks[n-1].tokens
 	}
-	u := Usage{InputTokens: total, OutputTokens: 16, CacheCreation: &CacheCreation{}}
+	u := Usage{InputTokens: total, CacheCreation: &CacheCreation{}} // the server adds OutputTokens, from the content
 	if len(p.bps) == 0 {
 		return u
 	}

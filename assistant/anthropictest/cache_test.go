@@ -73,9 +73,12 @@ func request(top string, system []string, msgs ...[]string) string {
 	return b.String()
 }
 
+// usage is the usage of a request answered "ok", whose content,
+// {"type":"text","text":"ok"}, is 7 tokens of output by the fake's
+// estimate.
 func usage(in, w5m, w1h, read int) anthropictest.Usage {
 	return anthropictest.Usage{
-		InputTokens: in, OutputTokens: 16,
+		InputTokens: in, OutputTokens: 7,
 		CacheCreationInputTokens: w5m + w1h, CacheReadInputTokens: read,
 		CacheCreation: &anthropictest.CacheCreation{Ephemeral5mInputTokens: w5m, Ephemeral1hInputTokens: w1h},
 	}

@@ -36,7 +36,7 @@
 // API refuses it. The usage reports input_tokens,
 // cache_creation_input_tokens with its cache_creation split by lifetime,
 // and cache_read_input_tokens, on tokens estimated at 4 bytes of JSON per
-// block. The cache runs on the clock [Server.SetNow] sets, so a test can
+// block, and output_tokens, estimated so from the response's content. The cache runs on the clock [Server.SetNow] sets, so a test can
 // let six minutes pass without sleeping. A prompt over the context window
 // ([Server.SetContextWindow]) gets the API's 400 "prompt is too long".
 // Every request is recorded, body bytes included,

@@ -251,6 +251,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		u := s.cache.apply(rec.prompt, rec.Params.Model, s.now())
 		s.mu.Unlock()
 		if resp.Usage == nil {
+			u.OutputTokens = outputTokens(resp.Content)
 			resp.Usage = &u
 		}
 	}
@@ -293,4 +294,14 @@ func errorBody(errType, message, reqID string) []byte {
 		"request_id": reqID,
 	})
 	return bytes.TrimSpace(b.Bytes())
+}
+
+// outputTokens estimates the tokens of a response's content as the
+// prompt's are, at 4 bytes of JSON per block, and at least one.
+func outputTokens(content []json.RawMessage) int {
+	n := 0
+	for _, b := range content {
+		n += (len(b) + 3) / 4
+	}
+	return max(n, 1)
 }
