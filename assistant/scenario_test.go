@@ -74,13 +74,14 @@ var (
 
 // tally is the usage of a run.
 type tally struct {
-	input, w5m, w1h, read int
-	messages, requests    int
+	input, w5m, w1h, read, output int
+	messages, requests            int
 }
 
 func (t *tally) add(u *anthropictest.Usage) {
 	t.requests++
 	t.input += u.InputTokens
+	t.output += u.OutputTokens
 	t.read += u.CacheReadInputTokens
 	if u.CacheCreation != nil {
 		t.w5m += u.CacheCreation.Ephemeral5mInputTokens
@@ -263,6 +264,7 @@ func (t *tally) merge(o tally) {
 	t.w5m += o.w5m
 	t.w1h += o.w1h
 	t.read += o.read
+	t.output += o.output
 	t.requests += o.requests
 	t.messages++
 }
