@@ -135,5 +135,5 @@ func printUsage(w io.Writer) {
 	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
 	}
-	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see README.md.")
+	fmt.Fprintln(w, "\nRun \"mombot help COMMAND\" (or \"mombot COMMAND -h\") for a command's flags. Configuration also comes from MOMBOT_* variables; see docs/configuration.md.")
 }
