@@ -277,13 +277,15 @@ func (s *slowPush) Push(ctx context.Context, m delivery.Message) error {
 
 // TestPipelinePushKeptAfterAll: a message answered from memory because its
 // push seemed to fail, though the Inbox kept it, is not answered again
-// from the Inbox.
+// from the Inbox. The pipeline's first look for messages left in the Inbox
+// may find the kept copy and answer it before Accept holds the message in
+// memory; Accept then reports the message as handled already.
 func TestPipelinePushKeptAfterAll(t *testing.T) {
 	inbox := &slowPush{}
 	h := &handler{}
 	p := delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil {
-		t.Fatal(err)
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil && !errors.Is(err, delivery.ErrDuplicate) {
+		t.Fatalf("Accept = %v, want nil or ErrDuplicate", err)
 	}
 	shutdown(t, p)
 	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
