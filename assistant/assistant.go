@@ -467,7 +467,7 @@ func (a *Assistant) handle(ctx, held context.Context, in Inbound) (Reply, error)
 	}
 	user, stored := userMessage(in, mediaType, doc, words, a.person(in.From), sentAt)
 
-	win := &window{perTok: 0.25}
+	win := &window{tokensPerByte: 0.25}
 	if !system {
 		c, err := a.mem.Current(ctx, in.From)
 		if err == nil {

@@ -127,8 +127,8 @@ func FuzzPlanWindow(f *testing.F) {
 		if w.rec.Gaps < 0 || w.rec.Gaps > maxGaps || w.rec.Pauses < 0 || w.rec.Pauses > w.rec.Gaps {
 			t.Fatalf("record %s: counts %+v", rec, w.rec)
 		}
-		if w.perTok < 0.2 || w.perTok > 1 {
-			t.Fatalf("record %s: %v tokens per byte", rec, w.perTok)
+		if w.tokensPerByte < 0.2 || w.tokensPerByte > 1 {
+			t.Fatalf("record %s: %v tokens per byte", rec, w.tokensPerByte)
 		}
 		if _, err := w.recordFor(1, 1, TTL5m); err != nil {
 			t.Fatal(err)

@@ -165,13 +165,13 @@ const maxGaps = 32
 
 // window is the history one message is sent with.
 type window struct {
-	loaded bool                // the turns are the stored ones
-	paused bool                // the gap before this message outlived a 5m entry
-	turns  []conversation.Turn // the stored turns, oldest first, oversized ones shortened
-	start  int                 // the first turn sent
-	jumped bool                // the start is not where the last message's was
-	rec    windowRecord        // the record of the last turn, with this gap counted
-	perTok float64             // tokens per byte of JSON
+	loaded        bool                // the turns are the stored ones
+	paused        bool                // the gap before this message outlived a 5m entry
+	turns         []conversation.Turn // the stored turns, oldest first, oversized ones shortened
+	start         int                 // the first turn sent
+	jumped        bool                // the start is not where the last message's was
+	rec           windowRecord        // the record of the last turn, with this gap counted
+	tokensPerByte float64             // tokens per byte of request JSON: the last request's ratio, or 0.25
 }
 
 // lastRecord returns the record of the last stored turn, if it has a
@@ -195,14 +195,14 @@ func lastRecord(turns []conversation.Turn) (windowRecord, bool) {
 // conversation c, by the marks of o.
 func planWindow(c conversation.Conversation, now time.Time, o WindowOptions) *window {
 	// Turns too large on their own are counted and sent shortened.
-	w := &window{loaded: true, turns: shortTurns(c.Turns, turnLimit(o)), perTok: 0.25}
+	w := &window{loaded: true, turns: shortTurns(c.Turns, turnLimit(o)), tokensPerByte: 0.25}
 	n := len(w.turns)
 	rec, ok := lastRecord(c.Turns)
 	if rec.PromptTokens > 0 && rec.PromptBytes > 0 {
 		// Kept to what text can be: a request with a photo counts
 		// megabytes of base64 as some 1,600 tokens, and its history,
 		// where the photo is a placeholder, is not like that.
-		w.perTok = min(max(float64(rec.PromptTokens)/float64(rec.PromptBytes), 0.2), 1)
+		w.tokensPerByte = min(max(float64(rec.PromptTokens)/float64(rec.PromptBytes), 0.2), 1)
 	}
 	// A record from elsewhere may hold anything: keep the counts sane.
 	rec.Gaps = min(rec.Gaps, maxGaps)
@@ -252,7 +252,7 @@ func (w *window) history() []conversation.Message {
 
 // tokens estimates the tokens of turns.
 func (w *window) tokens(turns []conversation.Turn) int {
-	return int(float64(bytesOf(turns)) * w.perTok)
+	return int(float64(bytesOf(turns)) * w.tokensPerByte)
 }
 
 // bytesOf returns the bytes turns take in a request.
