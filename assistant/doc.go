@@ -112,10 +112,9 @@
 //
 // The original design allows memory to add 2 s to a message with 5 prior
 // turns. BenchmarkMemory measures what it adds besides the API call
-// (loading 5 turns, rendering them into the request, saving the new turn):
-// about 40 µs in memory, plus the fsync of the save with a durable store,
-// a few milliseconds. BenchmarkHandle runs whole messages through the fake
-// API. The figures, the machine and how to reproduce them are in
+// (loading 5 turns, rendering them into the request, saving the new turn),
+// and BenchmarkHandle runs whole messages through the fake API. The
+// figures, the machine and how to reproduce them are in
 // docs/benchmarks.md, section "Assistant".
 //
 // Package anthropictest is a fake Messages API that enforces the real API's

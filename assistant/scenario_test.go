@@ -55,10 +55,10 @@ type design struct {
 }
 
 var (
-	// today is the design before issue 16: every stored turn sent, the
-	// window sliding by one turn per message once the cap is reached, all
-	// breakpoints 5 minutes.
-	today = design{"today's sliding window", func(cap int) (assistant.WindowOptions, string) {
+	// sliding is the baseline the stepped window is measured against:
+	// every stored turn sent, the window sliding by one turn per message
+	// once the cap is reached, all breakpoints 5 minutes.
+	sliding = design{"sliding window", func(cap int) (assistant.WindowOptions, string) {
 		return assistant.WindowOptions{MaxTurns: cap, LowTurns: cap, MaxTokens: 1 << 30, LowTokens: 1 << 30}, assistant.TTL5m
 	}}
 	stepped = design{"stepped window, auto lifetimes (default)", func(int) (assistant.WindowOptions, string) {
@@ -286,12 +286,12 @@ func TestCacheScenarioDoneWhen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.s.String(), func(t *testing.T) {
 			r := tt.s.run(t, stepped)
-			old := tt.s.run(t, today)
-			t.Logf("read %.1f%%, cost %.3fx, after the cap %.3fx (%d messages); today's sliding window: read %.1f%%, cost %.3fx; new/today %.2f",
+			old := tt.s.run(t, sliding)
+			t.Logf("read %.1f%%, cost %.3fx, after the cap %.3fx (%d messages); sliding window: read %.1f%%, cost %.3fx; stepped/sliding %.2f",
 				100*r.all.readShare(), r.all.costRatio(), r.afterCap.costRatio(), r.afterCap.messages,
 				100*old.all.readShare(), old.all.costRatio(), r.all.cost()/old.all.cost())
 			if r.all.cost() > old.all.cost()*1.1 {
-				t.Errorf("the stepped window costs %.0f, today's sliding window %.0f", r.all.cost(), old.all.cost())
+				t.Errorf("the stepped window costs %.0f, the sliding window %.0f", r.all.cost(), old.all.cost())
 			}
 			if got := r.all.readShare(); got < tt.minRead {
 				t.Errorf("read from the cache: %.1f%%, want at least %.0f%%", 100*got, 100*tt.minRead)
@@ -314,14 +314,14 @@ func TestCacheScenarioTable(t *testing.T) {
 	if os.Getenv("MOMBOT_CACHE_TABLE") == "" {
 		t.Skip("set MOMBOT_CACHE_TABLE=1 to print the cache scenario table")
 	}
-	designs := []design{today, stepped, stepped5m, stepped1h}
+	designs := []design{sliding, stepped, stepped5m, stepped1h}
 	var b strings.Builder
 	b.WriteString("| cap | people | pauses | prompt |")
 	for i, d := range designs {
 		if i == 0 {
 			fmt.Fprintf(&b, " %s: read / cost / after cap |", d.name)
 		} else {
-			fmt.Fprintf(&b, " %s: read / cost / after cap / vs today |", d.name)
+			fmt.Fprintf(&b, " %s: read / cost / after cap / vs sliding |", d.name)
 		}
 	}
 	b.WriteString("\n|---|---|---|---|")

@@ -14,9 +14,10 @@
 // after 30 minutes without a message, keeps at most 10 turns (the oldest whole
 // turns are dropped), never stores or loads the sender "system", and replaces
 // base64 images and documents by short text placeholders. Persistence is a
-// [Store]; the stores live in sub-packages (jsonfile, sqlite, redis) and all
-// run the conformance suite in package storetest; storeurl opens one from
-// its URL, and migrate copies conversations from one to another.
+// [Store]; the stores live in sub-packages (jsonfile, sqlite, redis,
+// postgres, and memstore in process memory) and all run the conformance
+// suite in package storetest; storeurl opens one from its URL, and migrate
+// copies conversations from one to another.
 //
 // Every store also keeps a [UsageLedger]: what each person's messages cost,
 // per UTC day, apart from the conversations, so that it outlives them (the

@@ -12,12 +12,13 @@ import (
 	"github.com/mombot/mombot/whatsapp"
 )
 
-// The finding: 20 refused GET /webhook?hub.mode=<1,000,000 bytes> wrote
-// 20 MB of log. Now the process logger cuts the value, and the server logs
-// the first refusal of each kind in a minute and counts the rest, so that
-// 20 such requests, and 20 deliveries without a signature and 20 with a
-// bad one, make a log of a few kilobytes: one line for each kind, and one
-// count of the other 19 when the minute ends (here, at shutdown).
+// A stranger's refused requests cannot fill the disk: the process logger
+// cuts each value, and the server logs the first refusal of each kind in a
+// minute and counts the rest, so that 20 refused GET
+// /webhook?hub.mode=<1,000,000 bytes>, 20 deliveries without a signature
+// and 20 with a bad one make a log of a few kilobytes: one line for each
+// kind, and one count of the other 19 when the minute ends (here, at
+// shutdown).
 func TestRefusalsAreCountedInTheLog(t *testing.T) {
 	logs := &syncBuffer{}
 	h := newHarness(t, func(c *setup) {
