@@ -112,6 +112,13 @@ var (
 //     handled. On error neither happened.
 //   - Keys returns the keys whose queue holds messages, so that a process
 //     starting after a crash finds what was left.
+//   - Erase removes key's queue and the ids handled for key (Done records
+//     the key with each id), and returns how many messages and ids it
+//     removed: what mombot erase deletes of a person. Afterwards a
+//     redelivery of an erased id is no longer known as a duplicate.
+//     Ids handled for key while Erase runs, or by an earlier release,
+//     which did not record the key, may be left; they expire after
+//     HandledFor.
 //
 // Implementations must be safe for concurrent use, by every process that
 // shares them. Anybody may Push; only the holder of key's [Locker] lock
@@ -122,4 +129,5 @@ type Inbox interface {
 	Peek(ctx context.Context, key string) (m Message, ok bool, err error)
 	Done(ctx context.Context, key, id string) error
 	Keys(ctx context.Context) ([]string, error)
+	Erase(ctx context.Context, key string) (queued, handled int, err error)
 }

@@ -36,6 +36,7 @@ func openFile(t *testing.T, path string, now func() time.Time) *delivery.File {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { f.Close() })
 	return f
 }
 
@@ -71,7 +72,7 @@ func TestFile(t *testing.T) {
 		t.Errorf("a message done before reopening is not a duplicate after it: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
+	if len(entries) != 2 { // the file and its lock file
 		t.Errorf("temporary files left behind: %v", entries)
 	}
 }
@@ -148,33 +149,75 @@ func TestFileDamaged(t *testing.T) {
 func TestFileWriteFails(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, "inbox.json")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	f := openFile(t, path, nil)
+	// The folder moved away makes every save fail; moved back, the file
+	// is as it was.
+	away := func() {
+		if err := os.Rename(dir, dir+".away"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back := func() {
+		if err := os.Rename(dir+".away", dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	away()
 	if err := f.Push(context.Background(), deliverytest.Msg("+1", "a1")); err == nil {
 		t.Fatal("Push succeeded without being able to save")
 	}
+	back()
 	if got := deliverytest.Keys(t, f); len(got) != 0 {
 		t.Fatalf("a message whose save failed is queued: %q", got)
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	deliverytest.Push(t, f, deliverytest.Msg("+1", "a1"))
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	away()
 	if err := f.Done(context.Background(), "+1", "a1"); err == nil {
 		t.Fatal("Done succeeded without being able to save")
 	}
+	back()
 	if m, _ := deliverytest.Peek(t, f, "+1"); m.ID != "a1" {
 		t.Fatalf("a message whose Done could not be saved is gone: head %q", m.ID)
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		t.Fatal(err)
 	}
 	// Neither removed nor recorded: Done again does both.
 	deliverytest.Done(t, f, "+1", "a1")
 	if got := deliverytest.Keys(t, openFile(t, path, nil)); len(got) != 0 {
 		t.Errorf("Keys after Done = %q", got)
+	}
+}
+
+// TestFileShared: two Files on one path, as mombot serve and mombot erase
+// in two processes, each see what the other wrote, and an erase by one
+// neither loses a message the other pushed nor comes back with the
+// other's next write.
+func TestFileShared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inbox.json")
+	serve, erase := openFile(t, path, nil), openFile(t, path, nil)
+	deliverytest.Done(t, serve, "+1", "a0")
+	deliverytest.Push(t, serve, deliverytest.Msg("+1", "a1"))
+	deliverytest.Push(t, serve, deliverytest.Msg("+2", "b1"))
+	if queued, handled := deliverytest.Erase(t, erase, "+1"); queued != 1 || handled != 1 {
+		t.Errorf("Erase(+1) in the other process = %d queued, %d handled, want 1 and 1", queued, handled)
+	}
+	deliverytest.Push(t, serve, deliverytest.Msg("+2", "b2"))
+	if got := deliverytest.Keys(t, serve); !slices.Equal(got, []string{"+2"}) {
+		t.Errorf("Keys after the other process's Erase(+1) = %q, want [+2]", got)
+	}
+	g := openFile(t, path, nil)
+	if got := deliverytest.Keys(t, g); !slices.Equal(got, []string{"+2"}) {
+		t.Errorf("Keys on disk = %q, want [+2]", got)
+	}
+	for _, id := range []string{"b1", "b2"} {
+		if m, _ := deliverytest.Peek(t, g, "+2"); m.ID != id {
+			t.Fatalf("head of +2 = %q, want %s", m.ID, id)
+		}
+		deliverytest.Done(t, erase, "+2", id)
+	}
+	if err := serve.Push(context.Background(), deliverytest.Msg("+2", "b1")); !errors.Is(err, delivery.ErrDuplicate) {
+		t.Errorf("Push of b1, done by the other process = %v, want ErrDuplicate", err)
 	}
 }
 

@@ -20,7 +20,13 @@ type Memory struct {
 
 	mu      sync.Mutex
 	queues  map[string][]Message
-	handled map[string]time.Time
+	handled map[string]handled
+}
+
+// handled is when a message was handled, and its key.
+type handled struct {
+	at  time.Time
+	key string
 }
 
 var _ Inbox = (*Memory)(nil)
@@ -57,7 +63,7 @@ func (q *Memory) Push(ctx context.Context, m Message) error {
 // waitingOrHandled reports whether id is queued or was handled in the last
 // HandledFor; q.mu is held.
 func (q *Memory) waitingOrHandled(id string) bool {
-	if at, ok := q.handled[id]; ok && q.now().Sub(at) < HandledFor {
+	if h, ok := q.handled[id]; ok && q.now().Sub(h.at) < HandledFor {
 		return true
 	}
 	for _, ms := range q.queues {
@@ -74,8 +80,8 @@ func (q *Memory) waitingOrHandled(id string) bool {
 func (q *Memory) Handled(id string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	at, ok := q.handled[id]
-	return ok && q.now().Sub(at) < HandledFor
+	h, ok := q.handled[id]
+	return ok && q.now().Sub(h.at) < HandledFor
 }
 
 // Peek implements [Inbox].
@@ -109,15 +115,33 @@ func (q *Memory) Done(ctx context.Context, key, id string) error {
 	}
 	now := q.now()
 	if q.handled == nil {
-		q.handled = map[string]time.Time{}
+		q.handled = map[string]handled{}
 	}
-	for k, at := range q.handled {
-		if now.Sub(at) >= HandledFor {
+	for k, h := range q.handled {
+		if now.Sub(h.at) >= HandledFor {
 			delete(q.handled, k)
 		}
 	}
-	q.handled[id] = now
+	q.handled[id] = handled{at: now, key: key}
 	return nil
+}
+
+// Erase implements [Inbox].
+func (q *Memory) Erase(ctx context.Context, key string) (queued, handled int, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	queued = len(q.queues[key])
+	delete(q.queues, key)
+	for id, h := range q.handled {
+		if h.key == key {
+			delete(q.handled, id)
+			handled++
+		}
+	}
+	return queued, handled, nil
 }
 
 // Keys implements [Inbox]; the keys are sorted.

@@ -71,6 +71,15 @@ func (q *memQueue) Keys(ctx context.Context) ([]string, error) {
 	return q.in.Keys(ctx)
 }
 
+func (q *memQueue) Erase(ctx context.Context, key string) (int, int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return 0, 0, errQueueDown
+	}
+	return q.in.Erase(ctx, key)
+}
+
 // handled reports whether id is recorded as handled.
 func (q *memQueue) handled(id string) bool { return q.in.Handled(id) }
 

@@ -12,13 +12,15 @@ import (
 
 const eraseUsage = `Usage: mombot erase [flags] PHONE
 
-Deletes everything stored about one phone number: the conversation, the
+Deletes what is stored about one phone number: the conversation, the
 recent messages, every day of the usage ledger (days already folded into
-the family's anonymous totals stay as totals), and every other record kept
-per person. Then it has the store overwrite what it deleted (SQLite:
-secure_delete and a checkpoint; files: no old copy left), and prints what it
-removed. The number may be written in any form: +1 (415) 555-1234,
-14155551234. See docs/privacy.md.
+the family's anonymous totals stay as totals), every other record kept per
+person, and WhatsApp's inbox of that number (its messages waiting for a
+reply and the ids of those handled). Then it has the store overwrite what
+it deleted (SQLite: secure_delete and a checkpoint; files: no old copy
+left), and prints what it removed. It may run while serve does. The number
+may be written in any form: +1 (415) 555-1234, 14155551234. Backups, logs
+and what Anthropic and Meta keep are outside it. See docs/privacy.md.
 
 Flags (anywhere on the line):`
 
@@ -55,15 +57,51 @@ func runErase(ctx context.Context, e *env, args []string) error {
 			return fmt.Errorf("erase: %w", err)
 		}
 	}
+	queued, handled, err := eraseInbox(ctx, e, cfg.store, keys)
+	if err != nil {
+		return fmt.Errorf("erase: deleted %s, but the inbox: %w", erased, err)
+	}
 	if err := store.Scrub(ctx); err != nil {
 		return fmt.Errorf("erase: deleted %s, but scrubbing the store failed: %w", erased, err)
 	}
 	removed := erased.String()
+	if queued+handled > 0 {
+		if removed != "" {
+			removed += ", "
+		}
+		removed += fmt.Sprintf("inbox messages %d, handled ids %d", queued, handled)
+	}
 	if removed == "" {
 		removed = "nothing was stored"
 	}
 	fmt.Fprintf(e.stdout, "erased %s: %s\n", keys[0], removed)
 	return nil
+}
+
+// eraseInbox erases keys from the inbox serve keeps with the store at
+// storeURL, if it has one, and returns how many messages and handled ids
+// it removed.
+func eraseInbox(ctx context.Context, e *env, storeURL string, keys []string) (queued, handled int, err error) {
+	snd, err := openSenders(storeURL, e.log)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer snd.close()
+	inbox, err := snd.existingInbox(e.log)
+	if err != nil || inbox == nil {
+		return 0, 0, err
+	}
+	if c, ok := inbox.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	for _, key := range keys {
+		q, h, err := inbox.Erase(ctx, key)
+		queued, handled = queued+q, handled+h
+		if err != nil {
+			return queued, handled, err
+		}
+	}
+	return queued, handled, nil
 }
 
 // eraseKeys returns the keys a number's records may be under: its E.164

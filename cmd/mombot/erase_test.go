@@ -13,6 +13,7 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storetest"
+	"github.com/mombot/mombot/delivery"
 )
 
 // The person erased and another, whose data must stay. Their texts are
@@ -56,6 +57,36 @@ func seedErase(t *testing.T, url string) {
 	if _, err := mem.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
+	seedInbox(t, url)
+}
+
+// seedInbox puts in serve's inbox for url, for both numbers, a message
+// waiting and the id of one handled; the ids hold the numbers, as
+// WhatsApp's do.
+func seedInbox(t *testing.T, url string) {
+	t.Helper()
+	ctx := context.Background()
+	snd, err := openSenders(url, quietEnv().log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snd.close()
+	inbox, err := snd.inbox(0, quietEnv().log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := inbox.(interface{ Close() error }); ok {
+		defer c.Close()
+	}
+	for phone, text := range map[string]string{eraseGone: eraseGoneText, eraseKept: eraseKeptText} {
+		m := delivery.Message{ID: "wamid.waiting." + phone, Key: phone, Body: []byte(`{"text":"` + text + `"}`)}
+		if err := inbox.Push(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := inbox.Done(ctx, phone, "wamid.handled."+phone); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // leftovers returns the files under dir holding any of needles.
@@ -98,7 +129,7 @@ func TestEraseLeavesNoByte(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("erase: exit %d: %s", code, errOut)
 			}
-			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2\n"; out != want {
+			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
 				t.Errorf("erase printed %q, want %q", out, want)
 			}
 			if got := leftovers(t, dir, digits, eraseGoneText); len(got) > 0 {
@@ -124,7 +155,7 @@ func TestEraseRedis(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("erase: exit %d: %s", code, errOut)
 	}
-	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2\n"; out != want {
+	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
 		t.Errorf("erase printed %q, want %q", out, want)
 	}
 	assertErasedKeepsOthers(t, url)

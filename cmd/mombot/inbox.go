@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	neturl "net/url"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -70,6 +72,18 @@ func (s *senders) inbox(maxAge time.Duration, log *slog.Logger) (delivery.Inbox,
 	dir := storeurl.Dir(s.storeURL)
 	return delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
 		&delivery.FileOptions{Logger: log, Handled: filepath.Join(dir, "whatsapp-seen.json")})
+}
+
+// existingInbox opens WhatsApp's inbox for erase: nil, and no file
+// created, when serve has never kept one beside a file or sqlite: store.
+func (s *senders) existingInbox(log *slog.Logger) (delivery.Inbox, error) {
+	if s.rdb == nil {
+		path := filepath.Join(storeurl.Dir(s.storeURL), "whatsapp-inbox.json")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+	}
+	return s.inbox(0, log)
 }
 
 // memoryFallback is delivery.Options.MemoryFallback: set for the inbox

@@ -121,6 +121,51 @@ var cases = []struct {
 			t.Errorf("Push after Done = %v, want ErrDuplicate", err)
 		}
 	}},
+	{"Erase removes the sender's queue and handled ids, and nothing of another sender's", func(t *testing.T, in delivery.Inbox) {
+		Done(t, in, "+1", "a0")
+		Done(t, in, "+2", "b0")
+		Push(t, in, Msg("+1", "a1"))
+		Push(t, in, Msg("+1", "a2"))
+		Push(t, in, Msg("+2", "b1"))
+		queued, handled := Erase(t, in, "+1")
+		if queued != 2 || handled != 1 {
+			t.Errorf("Erase(+1) = %d queued, %d handled, want 2 and 1", queued, handled)
+		}
+		if _, ok := Peek(t, in, "+1"); ok {
+			t.Error("a message of +1 is queued after Erase")
+		}
+		if got := Keys(t, in); !slices.Equal(got, []string{"+2"}) {
+			t.Errorf("Keys after Erase(+1) = %q, want [+2]", got)
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "b1" {
+			t.Errorf("head of +2 after Erase(+1) = %q, want b1", m.ID)
+		}
+		if err := in.Push(context.Background(), Msg("+2", "b0")); !errors.Is(err, delivery.ErrDuplicate) {
+			t.Errorf("Push of +2's handled b0 after Erase(+1) = %v, want ErrDuplicate", err)
+		}
+		if queued, handled := Erase(t, in, "+1"); queued != 0 || handled != 0 {
+			t.Errorf("Erase(+1) again = %d queued, %d handled, want nothing", queued, handled)
+		}
+	}},
+	{"an erased message is not known any more: pushed again, it is kept", func(t *testing.T, in delivery.Inbox) {
+		Done(t, in, "+1", "a0")
+		Push(t, in, Msg("+1", "a1"))
+		Erase(t, in, "+1")
+		Push(t, in, Msg("+1", "a0"))
+		Push(t, in, Msg("+1", "a1"))
+		if m, _ := Peek(t, in, "+1"); m.ID != "a0" {
+			t.Errorf("head of +1 = %q, want a0", m.ID)
+		}
+	}},
+	{"Erase of a sender with nothing stored removes nothing", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+2", "b1"))
+		if queued, handled := Erase(t, in, "+1"); queued != 0 || handled != 0 {
+			t.Errorf("Erase(+1) = %d queued, %d handled, want nothing", queued, handled)
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "b1" {
+			t.Errorf("head of +2 = %q, want b1", m.ID)
+		}
+	}},
 	{"concurrent pushes keep each key's order", func(t *testing.T, in delivery.Inbox) {
 		var wg sync.WaitGroup
 		for k := range 4 {
@@ -181,6 +226,16 @@ func Done(t *testing.T, in delivery.Inbox, key, id string) {
 	if err := in.Done(context.Background(), key, id); err != nil {
 		t.Fatalf("Done(%s, %s): %v", key, id, err)
 	}
+}
+
+// Erase calls Erase, failing the test on an error.
+func Erase(t *testing.T, in delivery.Inbox, key string) (queued, handled int) {
+	t.Helper()
+	queued, handled, err := in.Erase(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Erase(%s): %v", key, err)
+	}
+	return queued, handled
 }
 
 // Keys returns the keys, sorted, failing the test on an error.

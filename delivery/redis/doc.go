@@ -11,6 +11,7 @@
 //	<prefix>queue:<sender>         a sender's messages waiting, oldest first
 //	<prefix>waiting:wamid:<id>     a message is waiting in a queue
 //	<prefix>seen:wamid:<id>        a message was handled (for delivery.HandledFor)
+//	<prefix>handled:<sender>       the ids handled for a sender, for Erase
 //
 // "Reply sent" is one Lua script ([Inbox.Done]): the message leaves its
 // queue and its id is recorded as handled together. Redis runs one server

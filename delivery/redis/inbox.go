@@ -51,12 +51,15 @@ type InboxOptions struct {
 //	queue:<sender>     list: the sender's messages, oldest first
 //	waiting:wamid:<id> string: the message is in a queue (TTL: QueueTTL)
 //	seen:wamid:<id>    string: the message was handled (TTL: delivery.HandledFor)
+//	handled:<sender>   sorted set: the ids handled for the sender, scored by
+//	                   when, in ms (TTL: delivery.HandledFor after the last)
 //
 // Push and Done are each one Lua script, which Redis runs alone: Push
 // checks the two marks of the id and appends; Done removes the head of the
-// queue if it is the message, marks it handled and drops its waiting mark,
-// so that a message is in the queue or marked handled, never both and
-// never neither. (A queue may also hold messages an earlier version of
+// queue if it is the message, marks it handled, records it among its
+// sender's handled ids and drops its waiting mark, so that a message is in
+// the queue or marked handled, never both and never neither. Erase is one
+// script too. (A queue may also hold messages an earlier version of
 // mombot pushed, without a waiting mark; they are answered as the others.)
 // Keys uses SCAN, never KEYS.
 type Inbox struct {
@@ -88,6 +91,9 @@ func NewInbox(rdb *goredis.Client, opts *InboxOptions) (*Inbox, error) {
 func (q *Inbox) queueKey(key string) string { return q.prefix + "queue:" + key }
 func (q *Inbox) seenKey(id string) string   { return q.prefix + "seen:wamid:" + id }
 func (q *Inbox) waitKey(id string) string   { return q.prefix + "waiting:wamid:" + id }
+func (q *Inbox) handledKey(key string) string {
+	return q.prefix + "handled:" + key
+}
 
 // pushScript appends ARGV[1] to the list KEYS[1] unless KEYS[2] (handled)
 // or KEYS[3] (waiting) exists, renews the list's TTL and sets KEYS[3], both
@@ -143,7 +149,9 @@ const unreadablePrefix = "\x00unreadable:"
 // doneScript removes the head of the list KEYS[1] if its id (its "id", or
 // the "ID" of a message an earlier version pushed; or, for an item that
 // is not JSON, the item itself after ARGV[3]) is ARGV[1], and but for such
-// an item sets KEYS[2] for ARGV[2] ms and deletes KEYS[3].
+// an item sets KEYS[2] for ARGV[2] ms, deletes KEYS[3], and adds ARGV[1]
+// to the sorted set KEYS[4] scored by Redis's clock, dropping the ids
+// older than ARGV[2] ms from it and keeping it ARGV[2] ms.
 var doneScript = goredis.NewScript(`
 local head = redis.call('LINDEX', KEYS[1], 0)
 if head then
@@ -160,13 +168,18 @@ end
 if string.sub(ARGV[1], 1, #ARGV[3]) ~= ARGV[3] then
 	redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
 	redis.call('DEL', KEYS[3])
+	local t = redis.call('TIME')
+	local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[2]))
+	redis.call('ZADD', KEYS[4], now, ARGV[1])
+	redis.call('PEXPIRE', KEYS[4], ARGV[2])
 end
 return 1
 `)
 
 // Done implements [delivery.Inbox]: one script.
 func (q *Inbox) Done(ctx context.Context, key, id string) error {
-	keys := []string{q.queueKey(key), q.seenKey(id), q.waitKey(id)}
+	keys := []string{q.queueKey(key), q.seenKey(id), q.waitKey(id), q.handledKey(key)}
 	if err := doneScript.Run(ctx, q.rdb, keys, id, delivery.HandledFor.Milliseconds(), unreadablePrefix).Err(); err != nil {
 		return fmt.Errorf("redis: inbox done: %w", err)
 	}
@@ -191,4 +204,41 @@ func (q *Inbox) Keys(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("redis: inbox keys: %w", err)
 	}
 	return keys, nil
+}
+
+// eraseScript deletes the list KEYS[1] with the waiting marks of its
+// messages, and the sorted set KEYS[2] with the handled marks of its ids,
+// the marks' keys being ARGV[1] followed by their kind and the id. It
+// returns how many messages and handled marks it deleted.
+var eraseScript = goredis.NewScript(`
+local queued = 0
+for _, item in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+	queued = queued + 1
+	local ok, m = pcall(cjson.decode, item)
+	if ok and type(m) == 'table' then
+		local id = m.id
+		if type(id) ~= 'string' then id = m.ID end
+		if type(id) == 'string' then
+			redis.call('DEL', ARGV[1] .. 'waiting:wamid:' .. id)
+		end
+	end
+end
+redis.call('DEL', KEYS[1])
+local handled = 0
+for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+	handled = handled + redis.call('DEL', ARGV[1] .. 'seen:wamid:' .. id)
+end
+redis.call('DEL', KEYS[2])
+return {queued, handled}
+`)
+
+// Erase implements [delivery.Inbox]: one script. The keys are deleted;
+// Redis's append-only file and snapshots hold older copies until it
+// rewrites them.
+func (q *Inbox) Erase(ctx context.Context, key string) (queued, handled int, err error) {
+	n, err := eraseScript.Run(ctx, q.rdb, []string{q.queueKey(key), q.handledKey(key)}, q.prefix).Int64Slice()
+	if err != nil {
+		return 0, 0, fmt.Errorf("redis: inbox erase: %w", err)
+	}
+	return int(n[0]), int(n[1]), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,32 @@ func TestInboxUpgrade(t *testing.T) {
 	deliverytest.Done(t, in, "+1", m.ID)
 	if k := deliverytest.Keys(t, in); len(k) != 0 {
 		t.Errorf("Keys = %q after both are done", k)
+	}
+}
+
+// TestInboxErase: Erase leaves no key of the sender's under the prefix: not
+// its queue, the waiting marks of its messages, the handled marks of its
+// ids or their record; another sender's stay.
+func TestInboxErase(t *testing.T) {
+	prefix := redistest.Prefix(t)
+	in := newInbox(t, prefix, time.Hour)
+	rdb := redistest.Client(t)
+	ctx := context.Background()
+	deliverytest.Done(t, in, "+1", "wamid.A0")
+	deliverytest.Done(t, in, "+2", "wamid.B0")
+	deliverytest.Push(t, in, deliverytest.Msg("+1", "wamid.A1"))
+	deliverytest.Push(t, in, deliverytest.Msg("+2", "wamid.B1"))
+	if ttl, _ := rdb.PTTL(ctx, prefix+"handled:+1").Result(); ttl <= delivery.HandledFor-time.Minute || ttl > delivery.HandledFor {
+		t.Errorf("TTL of the record of handled ids = %v, want %v", ttl, delivery.HandledFor)
+	}
+	deliverytest.Erase(t, in, "+1")
+	keys, err := rdb.Keys(ctx, prefix+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	want := []string{prefix + "handled:+2", prefix + "queue:+2", prefix + "seen:wamid:wamid.B0", prefix + "waiting:wamid:wamid.B1"}
+	if !slices.Equal(keys, want) {
+		t.Errorf("keys after Erase(+1) = %q, want %q", keys, want)
 	}
 }
