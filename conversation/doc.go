@@ -39,4 +39,12 @@
 // messages both ways by id for a week ([RecentMessages]), so that a reply
 // quoting one of them can be given its text after the conversation expired;
 // [Memory.Clear] forgets them too.
+//
+// A family's long-term notes ([Notes], [Memory.AddNote], [Memory.ForgetNote])
+// are one record per family, keyed by its id ([Family]), written through the
+// same conditional update, so that ids and limits hold across processes and
+// replicas on every store. The notes a person sees are taken once at the
+// start of a session and stored with its conversation ([Memory.ShowNotes],
+// [Memory.SaveShown], [RenderMemory]); forgetting a note removes its text
+// from every record and scrubs the store. docs/memory.md has the rules.
 package conversation

@@ -285,6 +285,11 @@ const maxAttempts = 50
 // stays in the history next to it (the API wants ids unique across a
 // request).
 func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
+	return m.save(ctx, phone, turn, nil)
+}
+
+// save is Save, and SaveShown with shown set.
+func (m *Memory) save(ctx context.Context, phone string, turn Turn, shown *Shown) error {
 	if err := CheckPhone(phone); err != nil {
 		return err
 	}
@@ -302,6 +307,10 @@ func (m *Memory) Save(ctx context.Context, phone string, turn Turn) error {
 			if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
 				return err
 			}
+		}
+		// A session that starts anew shows no memory of the one before.
+		if err := m.sessionMemory(ctx, c, len(kept) == 0, shown); err != nil {
+			return err
 		}
 		c.Turns = append(kept, clean)
 		c.LastActive = now

@@ -188,6 +188,8 @@ func CheckRecord(kind Kind, rec Record, lim Limits) error {
 			return fmt.Errorf("usage record %q: %w", rec.Key, err)
 		}
 		return u.Check()
+	case Notes:
+		return checkNotes(rec)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}

@@ -139,8 +139,12 @@ func kindOrder(k Kind) int {
 // goes when phone's data is erased: a usage record of phone's on any day,
 // and of every other kind a record whose key is phone or has phone as one
 // of its "/"-separated parts ("phone", "phone/...", ".../phone"). Records of
-// the family as a whole (the lists) are about nobody.
+// the family as a whole (the lists, a family's [Notes]) are about nobody:
+// [Memory.Erase] removes a person's notes from them instead.
 func About(kind Kind, key, phone string) bool {
+	if kind == Notes {
+		return false
+	}
 	if kind == UsageDays {
 		_, p, ok := strings.Cut(key, "/")
 		return ok && p == phone
@@ -151,8 +155,10 @@ func About(kind Kind, key, phone string) bool {
 // Erase deletes every record about phone ([About]) of every kind in
 // [Kinds]: the conversation, the recent messages, each day of the usage
 // ledger and whatever per-person kind the domain has. Days already folded
-// into an [Anonymous] total stay as totals. It returns how many records of
-// each kind it deleted. The bytes of what was deleted may stay in the
+// into an [Anonymous] total stay as totals. The notes phone wrote, private
+// and family ones, become tombstones without content in every family, and
+// leave the memory shown to the family's sessions; they count under
+// [Notes]. It returns how many records of each kind it deleted. The bytes of what was deleted may stay in the
 // store's storage until [Store.Scrub] runs, which the caller does once the
 // store is open for nothing else.
 func (m *Memory) Erase(ctx context.Context, phone string) (Erased, error) {
@@ -180,6 +186,13 @@ func (m *Memory) Erase(ctx context.Context, phone string) (Erased, error) {
 				return out, fmt.Errorf("conversation: erase: %w", err)
 			}
 		}
+	}
+	n, err := m.eraseNotes(ctx, phone)
+	if n > 0 {
+		out[Notes] += n
+	}
+	if err != nil {
+		return out, fmt.Errorf("conversation: erase: notes: %w", err)
 	}
 	m.read.drop(phone)
 	return out, nil

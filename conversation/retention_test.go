@@ -178,8 +178,12 @@ func TestAbout(t *testing.T) {
 		{conversation.UsageDays, "2026-01-10/" + p, true},
 		{conversation.UsageDays, "2026-01-10/*", false},
 		{conversation.UsageDays, "2026-01-10/" + p + "9", false},
-		{"notes", p + "/groceries", true},
-		{"notes", p + "9/groceries", false},
+		{"reminders", p + "/groceries", true},
+		{"reminders", p + "9/groceries", false},
+		// A family's notes are about nobody: Erase takes a person's
+		// notes out of them rather than deleting the family's.
+		{conversation.Notes, conversation.DefaultFamilyID, false},
+		{conversation.Notes, p, false},
 		{"summaries", "2026-01/" + p, true},
 		{"lists", "family", false},
 	}

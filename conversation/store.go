@@ -35,10 +35,14 @@ const (
 	// UsageDays holds one phone's usage on one UTC day, keyed
 	// "YYYY-MM-DD/phone" ([DailyUsage]).
 	UsageDays Kind = "usage"
+	// Notes holds a family's notes, keyed by the family's id
+	// ([Family]): one record per family, live notes and the content-free
+	// tombstones of gone ones.
+	Notes Kind = "notes"
 )
 
 // Kinds lists every kind, in the order a copy of a whole store takes them.
-var Kinds = []Kind{Conversations, Recent, UsageDays}
+var Kinds = []Kind{Conversations, Recent, UsageDays, Notes}
 
 // Record is one stored value.
 type Record struct {

@@ -2,8 +2,8 @@
 // safely enough to run again and again while a server moves from the one to
 // the other: live conversations only, never rolling back one continued in
 // the target, and never silently losing a turn only the target holds. The
-// other kinds of record (recent messages, the usage ledger) are copied where
-// the target has none under the same key.
+// other kinds of record (recent messages, the usage ledger, the families'
+// notes) are copied where the target has none under the same key.
 package migrate
 
 import (

@@ -177,3 +177,35 @@ func TestRecordsCopiedWhereMissing(t *testing.T) {
 		t.Fatalf("recent message in the target: %+v, %v", m, err)
 	}
 }
+
+// TestNotesCopied: a family's notes are copied, ids and all, where the
+// target has none; the target's own are kept.
+func TestNotesCopied(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	src, dst := memstore.New(), memstore.New()
+	from, _ := conversation.New(src, &conversation.Options{Now: func() time.Time { return now }})
+	to, _ := conversation.New(dst, &conversation.Options{Now: func() time.Time { return now }})
+	fam := conversation.Family{ID: "family", Members: map[string]string{"+14155551234": "Erin"}}
+	other := conversation.Family{ID: "smiths", Members: map[string]string{"+14155555678": "Ann"}}
+	for _, n := range []string{"Emma is allergic to peanuts", "Soccer on Saturdays"} {
+		if _, _, err := from.AddNote(ctx, fam, "+14155551234", conversation.NewNote{Text: n, Scope: "family"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	from.AddNote(ctx, other, "+14155555678", conversation.NewNote{Text: "source's", Scope: "family"})
+	to.AddNote(ctx, other, "+14155555678", conversation.NewNote{Text: "target's own", Scope: "family"})
+	if _, err := migrate.Copy(ctx, src, dst, &migrate.Options{Now: func() time.Time { return now }}); err != nil {
+		t.Fatal(err)
+	}
+	notes, err := to.Notes(ctx, fam, "+14155551234")
+	if err != nil || len(notes) != 2 || notes[1].ID != 2 || notes[1].Text != "Soccer on Saturdays" {
+		t.Fatalf("notes in the target: %+v, %v", notes, err)
+	}
+	if n, _, _ := to.AddNote(ctx, fam, "+14155551234", conversation.NewNote{Text: "third", Scope: "family"}); n.ID != 3 {
+		t.Errorf("the next id in the target is %d, want 3", n.ID)
+	}
+	if kept, _ := to.Notes(ctx, other, "+14155555678"); len(kept) != 1 || kept[0].Text != "target's own" {
+		t.Errorf("the target's own notes = %+v, want them kept", kept)
+	}
+}

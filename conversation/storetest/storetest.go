@@ -5,7 +5,9 @@
 // system sender, image placeholders, byte stability, validity, persistence
 // across reopening and concurrent use; that it keeps the usage ledger
 // ([conversation.UsageLedger]) next to the conversations; and that it
-// remembers recent messages by id ([conversation.RecentMessages]).
+// remembers recent messages by id ([conversation.RecentMessages]); and that
+// it keeps the family's notes ([conversation.Notes]): ids and limits under
+// concurrent writers, privacy, and forgetting that leaves no text behind.
 package storetest
 
 import (
@@ -73,6 +75,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 	}
 	runUsage(t, newStorage)  // usage.go
 	runRecent(t, newStorage) // recent.go
+	runNotes(t, newStorage)  // notes.go
 }
 
 // env is one test's store, memory and clock.
