@@ -83,12 +83,6 @@ func Digits(n string) string {
 	return strings.TrimPrefix(n, "+")
 }
 
-// Valid reports whether s is a number in the form [Normalize] returns.
-func Valid(s string) bool {
-	n, err := Normalize(s)
-	return err == nil && n == s
-}
-
 // Mask returns s with all but its last four characters hidden, for logs
 // and listings: "+14155551234" becomes "+*******1234". A leading "+" is
 // kept; a text of four characters or fewer is hidden whole. It takes any

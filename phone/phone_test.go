@@ -39,8 +39,8 @@ func TestNormalize(t *testing.T) {
 			if err != nil && strings.Contains(err.Error(), tt.in) && tt.in != "" && tt.in != "+" {
 				t.Errorf("the error repeats the number: %v", err)
 			}
-			if err == nil && !phone.Valid(got) {
-				t.Errorf("Valid(%q) = false for Normalize's own result", got)
+			if again, err2 := phone.Normalize(got); err == nil && (again != got || err2 != nil) {
+				t.Errorf("Normalize(%q) = %q, %v; want its own result unchanged", got, again, err2)
 			}
 		})
 	}
@@ -64,16 +64,6 @@ func TestInternational(t *testing.T) {
 		got, err := phone.International(tt.in)
 		if got != tt.want || !errors.Is(err, tt.err) {
 			t.Errorf("International(%q) = %q, %v; want %q, %v", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-}
-
-func TestValid(t *testing.T) {
-	for s, want := range map[string]bool{
-		"+14155551234": true, "14155551234": false, "+1 415 555 1234": false, "system": false, "": false,
-	} {
-		if got := phone.Valid(s); got != want {
-			t.Errorf("Valid(%q) = %v, want %v", s, got, want)
 		}
 	}
 }
