@@ -15,7 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
-// APIKey is the key the fake accepts unless [Server.SetAPIKey] changes it.
+// APIKey is the key the fake accepts.
 const APIKey = "sk-ant-test-fake-key"
 
 // Request is one request the fake received, valid or not.
@@ -59,7 +59,6 @@ type Server struct {
 	now      func() time.Time
 	cache    cache
 	window   int // the context window, in tokens
-	key      string
 	queue    []Response
 	respond  func(Request) Response
 	requests []Request
@@ -69,7 +68,7 @@ type Server struct {
 // NewServer starts a fake Messages API and stops it when t's test ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{key: APIKey, closed: make(chan struct{}), now: time.Now, cache: cache{min: -1}, window: DefaultContextWindow}
+	s := &Server{closed: make(chan struct{}), now: time.Now, cache: cache{min: -1}, window: DefaultContextWindow}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
@@ -88,13 +87,6 @@ func (s *Server) Client(opts ...option.RequestOption) anthropic.Client {
 		option.WithMaxRetries(0),
 	}
 	return anthropic.NewClient(append(base, opts...)...)
-}
-
-// SetAPIKey makes the fake accept key only.
-func (s *Server) SetAPIKey(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.key = key
 }
 
 // SetNow sets the clock of the prompt cache, so that a test can let
@@ -187,13 +179,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	reqID := s.requestID()
-	key := s.key
 	s.mu.Unlock()
 
 	w.Header().Set("request-id", reqID)
 	w.Header().Set("Content-Type", "application/json")
 
-	if apiErr := checkHTTP(r, key); apiErr != nil {
+	if apiErr := checkHTTP(r, APIKey); apiErr != nil {
 		s.reject(w, &rec, reqID, apiErr)
 		return
 	}
