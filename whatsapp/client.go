@@ -102,25 +102,17 @@ type graphClient struct {
 // errStopping ends a wait to retry once the server shuts down.
 var errStopping = errors.New("the server is shutting down")
 
-// sendText sends body as one text message to the WhatsApp id to; see
-// sendTextID.
-func (c *graphClient) sendText(ctx context.Context, to, body string) error {
-	_, err := c.sendTextID(ctx, to, body)
-	return err
-}
-
-// sendTextID sends body as one text message to the WhatsApp id to and
+// sendText sends body as one text message to the WhatsApp id to and
 // returns the id WhatsApp gave it (a "wamid."), read from the answer
 // {"messaging_product": "whatsapp", "contacts": [...], "messages": [{"id": ...}]};
 // "" if the answer has none, which is not an error: the message was sent.
-// It
-// retries what may succeed later, a temporary Graph API error or a request
-// that got no answer at all, up to maxAttempts times, waiting with
+// It retries what may succeed later, a temporary Graph API error or a
+// request that got no answer at all, up to maxAttempts times, waiting with
 // exponential backoff and jitter, or as long as the server's Retry-After
 // asks, while ctx allows and the waits stay within retryBudget. A retry
 // after a timeout may deliver a message twice, if the first attempt did
 // arrive; a lost reply is the worse outcome.
-func (c *graphClient) sendTextID(ctx context.Context, to, body string) (string, error) {
+func (c *graphClient) sendText(ctx context.Context, to, body string) (string, error) {
 	payload, err := json.Marshal(map[string]any{
 		"messaging_product": "whatsapp",
 		"recipient_type":    "individual",

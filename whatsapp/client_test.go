@@ -106,7 +106,7 @@ func TestSendTextRetries(t *testing.T) {
 				graph.FailNextWith(1, f)
 			}
 			c, s := testClient(t, graph.URL)
-			err := c.sendText(context.Background(), "16505551234", "hi")
+			_, err := c.sendText(context.Background(), "16505551234", "hi")
 			if tt.err == "" && err != nil {
 				t.Errorf("sendText: %v", err)
 			}
@@ -140,7 +140,7 @@ func TestSendTextBackoff(t *testing.T) {
 	graph := graphtest.NewServer(t)
 	graph.FailNext(10, http.StatusInternalServerError)
 	c, s := testClient(t, graph.URL)
-	if err := c.sendText(context.Background(), "16505551234", "hi"); err == nil {
+	if _, err := c.sendText(context.Background(), "16505551234", "hi"); err == nil {
 		t.Fatal("sent through six 500s")
 	}
 	waits := s.waits()
@@ -165,7 +165,7 @@ func TestSendTextHonoursRetryAfter(t *testing.T) {
 		graph := graphtest.NewServer(t)
 		graph.FailNextWith(1, graphtest.Failure{Status: 400, Code: 131056, RetryAfter: 7 * time.Second})
 		c, s := testClient(t, graph.URL)
-		if err := c.sendText(context.Background(), "16505551234", "hi"); err != nil {
+		if _, err := c.sendText(context.Background(), "16505551234", "hi"); err != nil {
 			t.Fatal(err)
 		}
 		if got := s.waits(); len(got) != 1 || got[0] != 7*time.Second {
@@ -176,7 +176,7 @@ func TestSendTextHonoursRetryAfter(t *testing.T) {
 		graph := graphtest.NewServer(t)
 		graph.FailNextWith(1, graphtest.Failure{Status: 429, RetryAfter: 2 * time.Minute})
 		c, s := testClient(t, graph.URL)
-		err := c.sendText(context.Background(), "16505551234", "hi")
+		_, err := c.sendText(context.Background(), "16505551234", "hi")
 		if err == nil || !strings.Contains(err.Error(), "gave up") || !strings.Contains(err.Error(), "Rate limit hit") {
 			t.Errorf("sendText = %v, want it to give up with the rate limit", err)
 		}
@@ -238,7 +238,7 @@ func TestSendTextRetriesTimeouts(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	c, _ := testClient(t, srv.URL)
 	c.http = &http.Client{Timeout: 50 * time.Millisecond}
-	if err := c.sendText(context.Background(), "16505551234", "hi"); err != nil {
+	if _, err := c.sendText(context.Background(), "16505551234", "hi"); err != nil {
 		t.Fatalf("sendText after a timeout: %v", err)
 	}
 	mu.Lock()
@@ -254,7 +254,7 @@ func TestSendTextStopsWithTheContext(t *testing.T) {
 	c, s := testClient(t, graph.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := c.sendText(ctx, "16505551234", "hi"); !errors.Is(err, context.Canceled) {
+	if _, err := c.sendText(ctx, "16505551234", "hi"); !errors.Is(err, context.Canceled) {
 		t.Errorf("sendText = %v, want context.Canceled", err)
 	}
 	if n := len(s.waits()); n != 0 {
@@ -263,7 +263,7 @@ func TestSendTextStopsWithTheContext(t *testing.T) {
 
 	graph.FailNext(1, http.StatusServiceUnavailable)
 	s.err = context.DeadlineExceeded
-	err := c.sendText(context.Background(), "16505551234", "hi")
+	_, err := c.sendText(context.Background(), "16505551234", "hi")
 	if err == nil || !strings.Contains(err.Error(), "gave up waiting") {
 		t.Errorf("sendText = %v, want it to give up when the wait is cut short", err)
 	}

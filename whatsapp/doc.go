@@ -21,7 +21,7 @@
 //     error whose apology is the reply when the assistant cannot be asked
 //     (a kind it cannot read, media that cannot be fetched).
 //     [Client.Send] sends a reply's parts ([Split] cuts a reply longer than
-//     WhatsApp's 4,096 characters, UTF-16 code units, see [TextLength], on
+//     WhatsApp's 4,096 characters, in UTF-16 code units, on
 //     paragraph, line or word boundaries), retrying with backoff a send
 //     that meets a temporary error (429, 5xx, a documented temporary Graph
 //     code such as the pair rate limit) or gets no answer at all, and

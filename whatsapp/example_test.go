@@ -11,6 +11,7 @@ import (
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
 // echo answers each message with its text: the delivery.Handler that
@@ -80,9 +81,9 @@ func ExampleSplit() {
 	// "Second paragraph, a little longer."
 }
 
-func ExampleSign() {
+func ExampleValidSignature() {
 	body := []byte(`{"object":"whatsapp_business_account","entry":[]}`)
-	sig := whatsapp.Sign([]byte("app secret"), body)
+	sig := graphtest.Sign([]byte("app secret"), body)
 	fmt.Println(whatsapp.ValidSignature([]byte("app secret"), body, sig))
 	fmt.Println(whatsapp.ValidSignature([]byte("another secret"), body, sig))
 	// Output:

@@ -55,7 +55,7 @@ func FuzzWebhook(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
-		r.Header.Set(whatsapp.SignatureHeader, whatsapp.Sign([]byte(appSecret), body))
+		r.Header.Set(whatsapp.SignatureHeader, graphtest.Sign([]byte(appSecret), body))
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, r)
 		if w.Code != http.StatusOK && w.Code != http.StatusBadRequest {

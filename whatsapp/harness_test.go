@@ -264,7 +264,7 @@ func (h *harness) do(r *http.Request) *httptest.ResponseRecorder {
 
 // post delivers body signed with the app secret and returns the status.
 func (h *harness) post(body []byte) int {
-	return h.postSigned(body, whatsapp.Sign([]byte(appSecret), body))
+	return h.postSigned(body, graphtest.Sign([]byte(appSecret), body))
 }
 
 func (h *harness) postSigned(body []byte, signature string) int {

@@ -192,7 +192,7 @@ func (c *Client) Send(ctx context.Context, m delivery.Message, parts []string) (
 	}
 	var sent []Sent
 	for i, part := range parts {
-		id, err := c.graph.sendTextID(ctx, phone.Digits(ev.From), part)
+		id, err := c.graph.sendText(ctx, phone.Digits(ev.From), part)
 		if err != nil {
 			attrs := []any{"err", err, "part", i + 1, "parts", len(parts)}
 			var apiErr *APIError

@@ -66,7 +66,7 @@ func TestEmojiRepliesFitInUTF16(t *testing.T) {
 		t.Fatalf("sent %d parts, want 2", len(sent))
 	}
 	for i, b := range sent {
-		if n := whatsapp.TextLength(b); n > whatsapp.MaxTextLength {
+		if n := utf16Len(b); n > whatsapp.MaxTextLength {
 			t.Errorf("part %d is %d long", i, n)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
 // TestNewRefusesIncompleteConfig: NewClient and NewServer name what the
@@ -118,25 +119,25 @@ func TestRefusedDeliveries(t *testing.T) {
 	}{
 		{"missing signature", func() *http.Request { return signed(body, "") }, http.StatusUnauthorized},
 		{"bad signature", func() *http.Request {
-			return signed(body, whatsapp.Sign([]byte("another secret"), body))
+			return signed(body, graphtest.Sign([]byte("another secret"), body))
 		}, http.StatusForbidden},
 		{"signature of another body", func() *http.Request {
-			return signed(body, whatsapp.Sign([]byte(appSecret), append(body, ' ')))
+			return signed(body, graphtest.Sign([]byte(appSecret), append(body, ' ')))
 		}, http.StatusForbidden},
 		{"malformed signature", func() *http.Request { return signed(body, "sha256=nothex") }, http.StatusForbidden},
-		{"too large", func() *http.Request { return signed(big, whatsapp.Sign([]byte(appSecret), big)) }, http.StatusRequestEntityTooLarge},
+		{"too large", func() *http.Request { return signed(big, graphtest.Sign([]byte(appSecret), big)) }, http.StatusRequestEntityTooLarge},
 		{"too large, no length", func() *http.Request {
-			r := signed(big, whatsapp.Sign([]byte(appSecret), big))
+			r := signed(big, graphtest.Sign([]byte(appSecret), big))
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(big)), -1
 			return r
 		}, http.StatusRequestEntityTooLarge},
 		{"malformed JSON", func() *http.Request {
 			b := []byte(`{"object":"whatsapp_business_account","entry":[`)
-			return signed(b, whatsapp.Sign([]byte(appSecret), b))
+			return signed(b, graphtest.Sign([]byte(appSecret), b))
 		}, http.StatusBadRequest},
 		{"wrong shape", func() *http.Request {
 			b := []byte(`{"object":"whatsapp_business_account","entry":{"id":1}}`)
-			return signed(b, whatsapp.Sign([]byte(appSecret), b))
+			return signed(b, graphtest.Sign([]byte(appSecret), b))
 		}, http.StatusBadRequest},
 		{"wrong method", func() *http.Request { return httptest.NewRequest(http.MethodPut, "/webhook", nil) }, http.StatusMethodNotAllowed},
 	}

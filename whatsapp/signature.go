@@ -12,14 +12,6 @@ const SignatureHeader = "X-Hub-Signature-256"
 
 const signaturePrefix = "sha256="
 
-// Sign returns the X-Hub-Signature-256 value Meta sends with body when the
-// app secret is secret: "sha256=" and the hex HMAC-SHA256 of the raw body.
-func Sign(secret, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body)
-	return signaturePrefix + hex.EncodeToString(mac.Sum(nil))
-}
-
 // ValidSignature reports whether header is the signature of body with the
 // app secret. It compares in constant time and is false for an empty secret,
 // so a server without a secret never accepts a delivery by accident.

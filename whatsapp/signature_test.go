@@ -9,11 +9,12 @@ import (
 	"testing"
 
 	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
 func TestValidSignature(t *testing.T) {
 	secret, body := []byte("app-secret"), []byte(`{"object":"whatsapp_business_account"}`)
-	good := whatsapp.Sign(secret, body)
+	good := graphtest.Sign(secret, body)
 	tests := []struct {
 		name   string
 		secret []byte
@@ -30,7 +31,7 @@ func TestValidSignature(t *testing.T) {
 		{"short", secret, body, good[:len(good)-2], false},
 		{"other body", secret, append(body, ' '), good, false},
 		{"other secret", []byte("app-secreT"), body, good, false},
-		{"no secret", nil, body, whatsapp.Sign(nil, body), false},
+		{"no secret", nil, body, graphtest.Sign(nil, body), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +63,7 @@ func signatureCorpus(t *testing.T) map[string]string {
 			t.Fatal(err)
 		}
 		name := "sample_" + strings.TrimSuffix(filepath.Base(path), ".json")
-		good := whatsapp.Sign(secret, body)
+		good := graphtest.Sign(secret, body)
 		corpus[name] = entry(secret, body, good)
 		if filepath.Base(path) != "text.json" {
 			continue
@@ -74,7 +75,7 @@ func signatureCorpus(t *testing.T) map[string]string {
 		corpus[name+"_truncated"] = entry(secret, body, good[:len(good)-2])
 		corpus[name+"_body_reformatted"] = entry(secret, bytes.TrimSpace(body), good)
 		corpus[name+"_other_secret"] = entry([]byte("another-secret"), body, good)
-		corpus[name+"_no_secret"] = entry(nil, body, whatsapp.Sign(nil, body))
+		corpus[name+"_no_secret"] = entry(nil, body, graphtest.Sign(nil, body))
 	}
 	return corpus
 }
@@ -108,18 +109,18 @@ func TestFuzzValidSignatureCorpus(t *testing.T) {
 // body with a non-empty secret, and Sign's output is always accepted.
 func FuzzValidSignature(f *testing.F) {
 	body := []byte(`{"object":"whatsapp_business_account","entry":[]}`)
-	f.Add([]byte("app-secret"), body, whatsapp.Sign([]byte("app-secret"), body))
+	f.Add([]byte("app-secret"), body, graphtest.Sign([]byte("app-secret"), body))
 	f.Add([]byte("app-secret"), body, "sha256=")
-	f.Add([]byte(""), body, whatsapp.Sign(nil, body))
+	f.Add([]byte(""), body, graphtest.Sign(nil, body))
 	f.Add([]byte("k"), []byte{}, "sha256=00")
 	f.Fuzz(func(t *testing.T, secret, body []byte, header string) {
 		got := whatsapp.ValidSignature(secret, body, header)
-		want := len(secret) > 0 && strings.EqualFold(header, whatsapp.Sign(secret, body)) &&
+		want := len(secret) > 0 && strings.EqualFold(header, graphtest.Sign(secret, body)) &&
 			strings.HasPrefix(header, "sha256=")
 		if got != want {
 			t.Errorf("ValidSignature(%q, %q, %q) = %v, want %v", secret, body, header, got, want)
 		}
-		if len(secret) > 0 && !whatsapp.ValidSignature(secret, body, whatsapp.Sign(secret, body)) {
+		if len(secret) > 0 && !whatsapp.ValidSignature(secret, body, graphtest.Sign(secret, body)) {
 			t.Errorf("Sign's own signature refused")
 		}
 	})

@@ -8,21 +8,12 @@ import (
 // MaxTextLength is the most characters WhatsApp accepts in the body of one
 // text message. Clients count them in UTF-16 code units, as JavaScript and
 // Java do, where a character outside the Basic Multilingual Plane (most
-// emoji) counts two; see [TextLength].
+// emoji) counts two.
 const MaxTextLength = 4096
 
-// TextLength returns the length of s as WhatsApp's limit on a text
-// message counts it: in UTF-16 code units, so "é" is 1 and "😀" is 2. It is
-// never less than the number of runes, so a text that fits by this measure
-// fits by a count of code points too.
-func TextLength(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeLen16(r)
-	}
-	return n
-}
-
+// runeLen16 returns r's length in UTF-16 code units, as WhatsApp counts
+// it: "é" is 1 and "😀" is 2, never less than 1, so a text that fits by
+// this measure fits by a count of code points too.
 func runeLen16(r rune) int {
 	if n := utf16.RuneLen(r); n > 0 {
 		return n
@@ -31,16 +22,16 @@ func runeLen16(r rune) int {
 }
 
 // Split cuts text into parts of at most max characters each, counted as
-// [TextLength] counts them, to be sent as consecutive messages. It cuts at
-// the last paragraph break (a blank line) that fits, else at the last line
-// break, else at the last white space, and only cuts inside a word when a
-// word is longer than max. A cut inside a word never separates a character
-// from the combining marks, joiners or variation selectors that follow it
-// (unless that one cluster is longer than max), and never splits a
-// character: a surrogate pair stays whole. White space around the cuts is
-// dropped; empty text gives no parts. max < 1 means [MaxTextLength]. A part
-// holds at least one character, so with max 1 a character that counts two
-// is a part of its own.
+// WhatsApp counts them (UTF-16 code units), to be sent as consecutive
+// messages. It cuts at the last paragraph break (a blank line) that fits,
+// else at the last line break, else at the last white space, and only cuts
+// inside a word when a word is longer than max. A cut inside a word never
+// separates a character from the combining marks, joiners or variation
+// selectors that follow it (unless that one cluster is longer than max),
+// and never splits a character: a surrogate pair stays whole. White space
+// around the cuts is dropped; empty text gives no parts. max < 1 means
+// [MaxTextLength]. A part holds at least one character, so with max 1 a
+// character that counts two is a part of its own.
 func Split(text string, max int) []string {
 	if max < 1 {
 		max = MaxTextLength

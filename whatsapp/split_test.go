@@ -58,7 +58,7 @@ func TestSplitLongReply(t *testing.T) {
 		t.Fatalf("got %d parts", len(parts))
 	}
 	for i, p := range parts {
-		if n := whatsapp.TextLength(p); n > whatsapp.MaxTextLength {
+		if n := utf16Len(p); n > whatsapp.MaxTextLength {
 			t.Errorf("part %d has %d characters", i, n)
 		}
 		if !strings.HasSuffix(p, ".") {
@@ -67,22 +67,33 @@ func TestSplitLongReply(t *testing.T) {
 	}
 }
 
-func TestTextLength(t *testing.T) {
+// utf16Len counts s as the Cloud API does, in UTF-16 code units, with
+// invalid UTF-8 sent as U+FFFD: the tests' own count, apart from the
+// package's.
+func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
+
+func TestSplitCountsUTF16Units(t *testing.T) {
+	// Each text is exactly this long as the Cloud API counts it, so it
+	// fits one part of that length, and a text of several characters no
+	// shorter one.
 	tests := map[string]int{
-		"":                0,
 		"hello":           5,
 		"é":               1,
 		"e\u0301":         2,
 		"😀":               2,
 		"👩\u200d👩\u200d👧": 8,
-		"\xff":            1, // sent as U+FFFD
 	}
 	for s, want := range tests {
-		if got := whatsapp.TextLength(s); got != want {
-			t.Errorf("TextLength(%q) = %d, want %d", s, got, want)
-		}
-		if got := len(utf16.Encode([]rune(s))); got != tests[s] {
+		if got := utf16Len(s); got != want {
 			t.Errorf("%q is %d UTF-16 units, the table says %d", s, got, want)
+		}
+		if parts := whatsapp.Split(s, want); len(parts) != 1 || parts[0] != s {
+			t.Errorf("Split(%q, %d) = %q, want it whole", s, want, parts)
+		}
+		if utf8.RuneCountInString(s) > 1 {
+			if parts := whatsapp.Split(s, want-1); len(parts) < 2 {
+				t.Errorf("Split(%q, %d) = %q, want it cut", s, want-1, parts)
+			}
 		}
 	}
 }
@@ -112,7 +123,7 @@ func FuzzSplit(f *testing.F) {
 			if !utf8.ValidString(p) {
 				t.Fatalf("part %q is not valid UTF-8", p)
 			}
-			if n := whatsapp.TextLength(p); n > max && utf8.RuneCountInString(p) > 1 {
+			if n := utf16Len(p); n > max && utf8.RuneCountInString(p) > 1 {
 				t.Fatalf("part %q is %d long, more than %d", p, n, max)
 			}
 			if strings.TrimSpace(p) == "" {

@@ -106,7 +106,7 @@ func (f *answerFixture) deliver(from, id, text string) {
 	f.t.Helper()
 	body := metaMessage(from, id, time.Now(), map[string]any{"type": "text", "text": map[string]any{"body": text}})
 	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
-	r.Header.Set(whatsapp.SignatureHeader, whatsapp.Sign([]byte(e2eAppSecret), body))
+	r.Header.Set(whatsapp.SignatureHeader, graphtest.Sign([]byte(e2eAppSecret), body))
 	w := httptest.NewRecorder()
 	f.srv.ServeHTTP(w, r)
 	if w.Code != http.StatusOK {
@@ -193,7 +193,7 @@ func TestAnswererSendsWhatTheAssistantSays(t *testing.T) {
 	f.deliver(erinWaID, "wamid.fail", "fail")
 	body := metaMessage(erinWaID, "wamid.poll", time.Now(), map[string]any{"type": "unsupported", "unsupported": map[string]any{"type": "poll_creation"}})
 	r := httptest.NewRequest(http.MethodPost, "/webhook", bytes.NewReader(body))
-	r.Header.Set(whatsapp.SignatureHeader, whatsapp.Sign([]byte(e2eAppSecret), body))
+	r.Header.Set(whatsapp.SignatureHeader, graphtest.Sign([]byte(e2eAppSecret), body))
 	f.srv.ServeHTTP(httptest.NewRecorder(), r)
 	f.shutdown()
 

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/whatsapp"
+	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
 const (
@@ -98,14 +98,14 @@ func TestServeEndToEnd(t *testing.T) {
 	// Deliveries that are not Meta's: nothing is stored, the model is not
 	// asked, and nobody is answered.
 	bad := webhookPayload(inMessage{From: jasonWaID, ID: wamid(100), Text: "[k=forged] send me the lists"})
-	if code := p.post(bad, whatsapp.Sign([]byte("not-the-app-secret"), bad)); code != 403 {
+	if code := p.post(bad, graphtest.Sign([]byte("not-the-app-secret"), bad)); code != 403 {
 		t.Errorf("a delivery signed with another secret: %d, want 403", code)
 	}
 	if code := p.post(bad, ""); code != 401 {
 		t.Errorf("an unsigned delivery: %d, want 401", code)
 	}
 	tampered := webhookPayload(msg(101, "tampered", "forged"))
-	if code := p.post(tampered, whatsapp.Sign([]byte(e2eAppSecret), webhookPayload(msg(101, "e0", "hi")))); code != 403 {
+	if code := p.post(tampered, graphtest.Sign([]byte(e2eAppSecret), webhookPayload(msg(101, "e0", "hi")))); code != 403 {
 		t.Errorf("a delivery with another body's signature: %d, want 403", code)
 	}
 	// Nor is a stranger answered.

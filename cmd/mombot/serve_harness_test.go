@@ -234,7 +234,7 @@ var httpClient = &http.Client{Timeout: 30 * time.Second}
 // deliver posts body to /webhook, signed with the app secret, and returns
 // the status.
 func (p *servedProc) deliver(body []byte) int {
-	return p.post(body, whatsapp.Sign([]byte(e2eAppSecret), body))
+	return p.post(body, graphtest.Sign([]byte(e2eAppSecret), body))
 }
 
 // post posts body to /webhook with sig as its signature header (none when

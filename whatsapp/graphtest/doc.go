@@ -23,4 +23,6 @@
 // API does under load, and [Server.FailNextWith] with a given Graph error
 // code (the pair rate limit 131056, say), a Retry-After header, or a
 // connection dropped without an answer.
+//
+// [Sign] signs a webhook delivery as Meta does, for tests that post one.
 package graphtest
