@@ -32,7 +32,7 @@ func BenchmarkFileMessage(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			m := deliverytest.Msg("+14155551234", fmt.Sprintf("wamid.%d", i))
-			if err := f.Push(ctx, m); err != nil {
+			if _, err := f.Push(ctx, m); err != nil {
 				b.Fatal(err)
 			}
 			if _, _, err := f.Peek(ctx, m.Key); err != nil {

@@ -76,11 +76,11 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// Errors of an [Inbox] and a [Pipeline].
+// Errors of a [Pipeline].
 var (
-	// ErrDuplicate is returned by Push, and by Pipeline.Accept, for a
-	// message whose id is waiting in the inbox already or was handled in
-	// the last HandledFor: it is not kept again.
+	// ErrDuplicate is returned by Pipeline.Accept for a message whose id
+	// is waiting in the inbox already or was handled in the last
+	// HandledFor: it is not kept again.
 	ErrDuplicate = errors.New("delivery: message waiting or handled already")
 	// ErrRefused is wrapped by Pipeline.Accept when a message cannot be
 	// kept (the Inbox failed, or the Pipeline is shutting down): the
@@ -99,10 +99,16 @@ var (
 // consecutive ones reach different replicas.
 //
 // A queue per key is first in, first out:
-//   - Push appends m to the end of m.Key's queue, and returns nil only
-//     once it is kept. It returns ErrDuplicate, keeping nothing, when
-//     m.ID is waiting in the inbox or was handled in the last HandledFor:
-//     the one check of duplicates. It fails when m.Body is not JSON.
+//   - Push appends the messages of batch, in order, to the ends of their
+//     keys' queues, and returns nil only once all are kept: one webhook
+//     delivery is one batch, kept in one durable write where the backend
+//     allows (a File syncs once a batch). A message whose ID is waiting
+//     in the inbox, was handled in the last HandledFor, or comes earlier
+//     in the batch is a duplicate: it is not kept, and dup[i] is true;
+//     this is the one check of duplicates. On error nothing was kept, as
+//     far as the Inbox can tell (after a timeout it cannot: a push of the
+//     same messages again finds those kept as duplicates), and dup is nil.
+//     It fails, keeping nothing, when a Body is not JSON.
 //   - Peek returns the message at the head of key's queue without removing
 //     it; ok is false when the queue is empty.
 //   - Done is the transition "reply sent", and the only one that removes
@@ -125,7 +131,7 @@ var (
 // peeks at key's queue and calls Done, which is what makes a message
 // handled by one holder at a time.
 type Inbox interface {
-	Push(ctx context.Context, m Message) error
+	Push(ctx context.Context, batch ...Message) (dup []bool, err error)
 	Peek(ctx context.Context, key string) (m Message, ok bool, err error)
 	Done(ctx context.Context, key, id string) error
 	Keys(ctx context.Context) ([]string, error)

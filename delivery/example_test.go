@@ -44,14 +44,14 @@ func ExampleNew() {
 	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
 	ctx := context.Background()
 	m := delivery.Message{ID: "wamid.1", Key: "+14155551234", Body: []byte(`"hi"`)}
-	fmt.Println(p.Accept(ctx, m))
+	fmt.Println(p.Accept(ctx, m)[0])
 	if err := p.Shutdown(ctx); err != nil { // answers what was accepted
 		log.Fatal(err)
 	}
 	fmt.Println(h.sent)
 	p = delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
 	defer p.Shutdown(ctx)
-	fmt.Println(p.Accept(ctx, m))
+	fmt.Println(p.Accept(ctx, m)[0])
 	// Output:
 	// <nil>
 	// [+14155551234 you said "hi"]

@@ -267,31 +267,55 @@ func readJSON(path string, v any, now func() time.Time, log *slog.Logger) error 
 // Path returns the file's path.
 func (f *File) Path() string { return f.path }
 
-// Push implements [Inbox].
-func (f *File) Push(ctx context.Context, m Message) error {
+// Push implements [Inbox]: one write for the batch.
+func (f *File) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	item, err := m.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	return f.locked(func() error {
-		if f.waitingOrHandled(m.ID) {
-			return ErrDuplicate
+	items := make([][]byte, len(batch))
+	for i, m := range batch {
+		item, err := m.MarshalJSON()
+		if err != nil {
+			return nil, err
 		}
-		items := f.queues[m.Key]
-		f.queues[m.Key] = append(items[:len(items):len(items)], item)
+		items[i] = item
+	}
+	dup := make([]bool, len(batch))
+	err := f.locked(func() error {
+		prev := map[string][]json.RawMessage{}
+		for i, m := range batch {
+			if f.waitingOrHandled(m.ID) {
+				dup[i] = true
+				continue
+			}
+			q := f.queues[m.Key]
+			if _, ok := prev[m.Key]; !ok {
+				// Appending to a copy leaves the queue as it was for a
+				// failed save to restore.
+				prev[m.Key] = q
+				q = q[:len(q):len(q)]
+			}
+			f.queues[m.Key] = append(q, items[i])
+		}
+		if len(prev) == 0 {
+			return nil
+		}
 		if err := f.save(); err != nil {
-			if len(items) == 0 {
-				delete(f.queues, m.Key)
-			} else {
-				f.queues[m.Key] = items
+			for key, items := range prev {
+				if len(items) == 0 {
+					delete(f.queues, key)
+				} else {
+					f.queues[key] = items
+				}
 			}
 			return fmt.Errorf("delivery: inbox push: %w", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return dup, nil
 }
 
 // waitingOrHandled reports whether id is queued or was handled in the last

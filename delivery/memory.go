@@ -39,25 +39,33 @@ func (q *Memory) now() time.Time {
 }
 
 // Push implements [Inbox].
-func (q *Memory) Push(ctx context.Context, m Message) error {
+func (q *Memory) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, m.Body); err != nil {
-		return fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
+	kept := make([]Message, len(batch))
+	for i, m := range batch {
+		var b bytes.Buffer
+		if err := json.Compact(&b, m.Body); err != nil {
+			return nil, fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
+		}
+		m.Body = b.Bytes()
+		kept[i] = m
 	}
-	m.Body = b.Bytes()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.waitingOrHandled(m.ID) {
-		return ErrDuplicate
-	}
 	if q.queues == nil {
 		q.queues = map[string][]Message{}
 	}
-	q.queues[m.Key] = append(q.queues[m.Key], m)
-	return nil
+	dup := make([]bool, len(batch))
+	for i, m := range kept {
+		if q.waitingOrHandled(m.ID) {
+			dup[i] = true
+			continue
+		}
+		q.queues[m.Key] = append(q.queues[m.Key], m)
+	}
+	return dup, nil
 }
 
 // waitingOrHandled reports whether id is queued or was handled in the last

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/mombot/mombot/phone"
 )
 
 // Handler answers and sends the messages of a [Pipeline].
@@ -164,58 +163,104 @@ func New(h Handler, opts *Options) *Pipeline {
 	return p
 }
 
-// Accept keeps m for answering and asks for a drain of its sender's queue.
-// It returns nil once m is kept (in the Inbox, or in memory with
-// MemoryFallback), an error wrapping ErrDuplicate for a message waiting or
-// handled already, and one wrapping ErrRefused when m cannot be kept, so
-// that the delivery is refused and delivered again later.
-func (p *Pipeline) Accept(ctx context.Context, m Message) error {
+// Accept keeps the messages of batch (one webhook delivery) for answering,
+// in one push to the Inbox, and asks for a drain of their senders' queues.
+// It returns one error for each message: nil once it is kept (in the
+// Inbox, or in memory with MemoryFallback), one wrapping ErrDuplicate for
+// a message waiting or handled already, and one wrapping ErrRefused when
+// it cannot be kept, so that the delivery is refused and delivered again
+// later.
+func (p *Pipeline) Accept(ctx context.Context, batch ...Message) []error {
+	errs := make([]error, len(batch))
 	if p.closing.Load() {
-		return fmt.Errorf("%w: shutting down", ErrRefused)
+		for i := range errs {
+			errs[i] = fmt.Errorf("%w: shutting down", ErrRefused)
+		}
+		return errs
 	}
-	// This process answered it and could not record it yet (the Inbox
-	// failed), or answered it from memory: not again.
-	if p.live.sent(m.ID) || p.mem.Handled(m.ID) {
-		return ErrDuplicate
+	var toInbox, toMem []int // indexes in batch
+	for i, m := range batch {
+		switch {
+		case p.live.sent(m.ID) || p.mem.Handled(m.ID):
+			// This process answered it and could not record it yet (the
+			// Inbox failed), or answered it from memory: not again.
+			errs[i] = ErrDuplicate
+		case p.o.Inbox == Inbox(p.mem) || p.mem.Has(m.Key):
+			// Once a sender has messages in memory, its next ones join
+			// them there until they are answered: memory is drained after
+			// the Inbox, so a message pushed to the Inbox meanwhile would
+			// be answered first.
+			toMem = append(toMem, i)
+		default:
+			toInbox = append(toInbox, i)
+		}
 	}
-	log := p.log.With("id", m.ID, "from", phone.Mask(m.Key))
-	durable := false
-	// Once a sender has messages in memory, its next ones join them there
-	// until they are answered: memory is drained after the Inbox, so a
-	// message pushed to the Inbox meanwhile would be answered first.
-	if p.o.Inbox != Inbox(p.mem) && !p.mem.Has(m.Key) {
+	durable := make([]bool, len(batch))
+	if len(toInbox) > 0 {
 		// The webhook's sender waits for the answer: an Inbox that hangs
 		// must not hold it up for long.
 		pctx, cancel := context.WithTimeout(ctx, pushTimeout)
-		err := p.o.Inbox.Push(pctx, m)
+		dup, err := p.o.Inbox.Push(pctx, pick(batch, toInbox)...)
 		cancel()
 		switch {
 		case err == nil:
-			durable = true
-		case errors.Is(err, ErrDuplicate):
-			return err
+			for j, i := range toInbox {
+				if dup[j] {
+					errs[i] = ErrDuplicate
+				} else {
+					durable[i] = true
+				}
+			}
 		case !p.o.MemoryFallback:
-			log.Error("delivery: queue failed; the delivery is refused for the message to be delivered again later", "err", err)
-			return fmt.Errorf("%w: %w", ErrRefused, err)
+			p.log.Error("delivery: queue failed; the delivery is refused for its messages to be delivered again later", "messages", len(toInbox), "err", err)
+			for _, i := range toInbox {
+				errs[i] = fmt.Errorf("%w: %w", ErrRefused, err)
+			}
 		default:
-			log.Error("delivery: queue failed; the message is held in this process's memory only until it is answered", "err", err)
+			p.log.Error("delivery: queue failed; the messages are held in this process's memory only until they are answered", "messages", len(toInbox), "err", err)
+			toMem = append(toMem, toInbox...)
+			slices.Sort(toMem)
 		}
 	}
-	if !durable {
+	if len(toMem) > 0 {
 		if p.closing.Load() {
-			// Memory is lost with the process: it must be delivered again.
-			return fmt.Errorf("%w: shutting down", ErrRefused)
+			// Memory is lost with the process: they must be delivered
+			// again.
+			for _, i := range toMem {
+				errs[i] = fmt.Errorf("%w: shutting down", ErrRefused)
+			}
+			toMem = nil
 		}
-		if err := p.mem.Push(ctx, m); err != nil {
-			return err
+		dup, err := p.mem.Push(ctx, pick(batch, toMem)...)
+		for j, i := range toMem {
+			switch {
+			case err != nil:
+				errs[i] = fmt.Errorf("%w: %w", ErrRefused, err)
+			case dup[j]:
+				errs[i] = ErrDuplicate
+			}
 		}
 	}
-	if !p.drains.add(m.Key) && !durable {
-		// Shut down meanwhile: a durable message waits for the next start;
-		// one in memory would be lost.
-		return fmt.Errorf("%w: shutting down", ErrRefused)
+	for i, m := range batch {
+		if errs[i] != nil {
+			continue
+		}
+		if !p.drains.add(m.Key) && !durable[i] {
+			// Shut down meanwhile: a durable message waits for the next
+			// start; one in memory would be lost.
+			errs[i] = fmt.Errorf("%w: shutting down", ErrRefused)
+		}
 	}
-	return nil
+	return errs
+}
+
+// pick returns the messages of batch at the indexes.
+func pick(batch []Message, indexes []int) []Message {
+	ms := make([]Message, len(indexes))
+	for j, i := range indexes {
+		ms[j] = batch[i]
+	}
+	return ms
 }
 
 // Shutdown stops accepting messages (Accept refuses them) and waits for

@@ -72,14 +72,14 @@ type flaky struct {
 
 var errDown = errors.New("flaky: down")
 
-func (f *flaky) Push(ctx context.Context, m delivery.Message) error {
+func (f *flaky) Push(ctx context.Context, batch ...delivery.Message) ([]bool, error) {
 	f.mu.Lock()
 	fail := f.failPush
 	f.mu.Unlock()
 	if fail {
-		return errDown
+		return nil, errDown
 	}
-	return f.Memory.Push(ctx, m)
+	return f.Memory.Push(ctx, batch...)
 }
 
 func (f *flaky) Done(ctx context.Context, key, id string) error {
@@ -131,11 +131,11 @@ func TestPipelineOrderAndDuplicates(t *testing.T) {
 	p := delivery.New(h, &delivery.Options{Inbox: inbox, Locker: h.locker, Logger: quiet})
 	ctx := context.Background()
 	for _, m := range []delivery.Message{deliverytest.Msg("+1", "a1"), deliverytest.Msg("+1", "a2"), deliverytest.Msg("+2", "b1"), deliverytest.Msg("+1", "a3")} {
-		if err := p.Accept(ctx, m); err != nil {
+		if err := p.Accept(ctx, m)[0]; err != nil {
 			t.Fatalf("Accept(%s): %v", m.ID, err)
 		}
 	}
-	if err := p.Accept(ctx, deliverytest.Msg("+1", "a2")); !errors.Is(err, delivery.ErrDuplicate) {
+	if err := p.Accept(ctx, deliverytest.Msg("+1", "a2"))[0]; !errors.Is(err, delivery.ErrDuplicate) {
 		t.Errorf("Accept of a message waiting = %v, want ErrDuplicate", err)
 	}
 	// Another sender is not held up by the first.
@@ -162,7 +162,7 @@ func TestPipelineOrderAndDuplicates(t *testing.T) {
 	}
 	p = delivery.New(h, &delivery.Options{Inbox: openFile(t, inbox.Path(), nil), Logger: quiet})
 	defer shutdown(t, p)
-	if err := p.Accept(ctx, deliverytest.Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
+	if err := p.Accept(ctx, deliverytest.Msg("+1", "a1"))[0]; !errors.Is(err, delivery.ErrDuplicate) {
 		t.Errorf("Accept after a restart of a message handled = %v, want ErrDuplicate", err)
 	}
 }
@@ -227,7 +227,7 @@ func TestPipelineDoneFails(t *testing.T) {
 	p.Accept(context.Background(), deliverytest.Msg("+1", "m"))
 	waitFor(t, "the reply", func() bool { _, sent := h.got(); return len(sent) == 1 })
 	time.Sleep(50 * time.Millisecond) // several passes
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); !errors.Is(err, delivery.ErrDuplicate) {
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m"))[0]; !errors.Is(err, delivery.ErrDuplicate) {
 		t.Errorf("Accept of a message sent but not recorded = %v, want ErrDuplicate", err)
 	}
 	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
@@ -248,20 +248,20 @@ func TestPipelinePushFails(t *testing.T) {
 	inbox.set(true, false)
 	h := &handler{}
 	p := delivery.New(h, &delivery.Options{Inbox: inbox, Logger: quiet})
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); !errors.Is(err, delivery.ErrRefused) {
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m"))[0]; !errors.Is(err, delivery.ErrRefused) {
 		t.Errorf("Accept with the inbox down = %v, want ErrRefused", err)
 	}
 	shutdown(t, p)
 
 	p = delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil {
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m"))[0]; err != nil {
 		t.Errorf("Accept with the inbox down and MemoryFallback = %v", err)
 	}
 	shutdown(t, p)
 	if _, sent := h.got(); !slices.Equal(sent, []string{"re m"}) {
 		t.Errorf("sent %q, want the message held in memory answered", sent)
 	}
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "n")); !errors.Is(err, delivery.ErrRefused) {
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "n"))[0]; !errors.Is(err, delivery.ErrRefused) {
 		t.Errorf("Accept after Shutdown = %v, want ErrRefused", err)
 	}
 }
@@ -270,9 +270,9 @@ func TestPipelinePushFails(t *testing.T) {
 // as a push to Redis that timed out after Redis had done it.
 type slowPush struct{ delivery.Memory }
 
-func (s *slowPush) Push(ctx context.Context, m delivery.Message) error {
-	s.Memory.Push(ctx, m)
-	return context.DeadlineExceeded
+func (s *slowPush) Push(ctx context.Context, batch ...delivery.Message) ([]bool, error) {
+	s.Memory.Push(ctx, batch...)
+	return nil, context.DeadlineExceeded
 }
 
 // TestPipelinePushKeptAfterAll: a message answered from memory because its
@@ -284,7 +284,7 @@ func TestPipelinePushKeptAfterAll(t *testing.T) {
 	inbox := &slowPush{}
 	h := &handler{}
 	p := delivery.New(h, &delivery.Options{Inbox: inbox, MemoryFallback: true, Logger: quiet})
-	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m")); err != nil && !errors.Is(err, delivery.ErrDuplicate) {
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m"))[0]; err != nil && !errors.Is(err, delivery.ErrDuplicate) {
 		t.Fatalf("Accept = %v, want nil or ErrDuplicate", err)
 	}
 	shutdown(t, p)

@@ -33,13 +33,13 @@ type memQueue struct {
 
 var errQueueDown = errors.New("memQueue: down")
 
-func (q *memQueue) Push(ctx context.Context, m delivery.Message) error {
+func (q *memQueue) Push(ctx context.Context, batch ...delivery.Message) ([]bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.failing {
-		return errQueueDown
+		return nil, errQueueDown
 	}
-	return q.in.Push(ctx, m)
+	return q.in.Push(ctx, batch...)
 }
 
 func (q *memQueue) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
@@ -188,7 +188,7 @@ func TestSharedQueueDown(t *testing.T) {
 	if got, want := h.bodies(), []string{"echo: one", "echo: two"}; !slices.Equal(got, want) {
 		t.Fatalf("replies %q, want %q", got, want)
 	}
-	if logs := h.logs.String(); !strings.Contains(logs, "queue failed; the message is held in this process's memory only") {
+	if logs := h.logs.String(); !strings.Contains(logs, "queue failed; the messages are held in this process's memory only") {
 		t.Errorf("the failure was not logged:\n%s", logs)
 	}
 }

@@ -19,13 +19,14 @@ import (
 )
 
 // Queue takes the messages the [Server] accepts to their reply: a
-// *delivery.Pipeline. Accept returns nil once m is kept, an error wrapping
-// delivery.ErrDuplicate for a message waiting or handled already, and any
-// other error when m cannot be kept, in which case the delivery is refused
-// with 503 for Meta to deliver it again. Shutdown stops it taking
+// *delivery.Pipeline. Accept is given the messages of one webhook delivery
+// together and returns an error for each: nil once it is kept, one
+// wrapping delivery.ErrDuplicate for a message waiting or handled already,
+// and any other when it cannot be kept, in which case the delivery is
+// refused with 503 for Meta to deliver it again. Shutdown stops it taking
 // messages and answers those it holds, for as long as ctx allows.
 type Queue interface {
-	Accept(ctx context.Context, m delivery.Message) error
+	Accept(ctx context.Context, batch ...delivery.Message) []error
 	Shutdown(ctx context.Context) error
 }
 
@@ -294,29 +295,39 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 		// SendFailure masks the recipient when logged.
 		s.log.Warn("whatsapp: WhatsApp reports a reply as not delivered", "failure", f)
 	}
+	var batch []delivery.Message
+	var kept []event
 	for _, ev := range d.Events {
 		if !s.accept(ev) {
 			continue
 		}
-		log := s.log.With("id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
 		ev.Received = s.cfg.Now()
 		body, err := json.Marshal(ev)
 		if err != nil { // cannot happen: an event is strings and numbers
-			log.Error("whatsapp: message cannot be kept", "err", err)
+			s.log.Error("whatsapp: message cannot be kept", "id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From), "err", err)
 			continue
 		}
-		err = s.queue.Accept(r.Context(), delivery.Message{ID: ev.ID, Key: ev.From, Body: body})
-		switch {
-		case errors.Is(err, delivery.ErrDuplicate):
-			log.Info("whatsapp: duplicate delivery skipped")
-			s.cfg.Observer.MessageSkipped(SkipDuplicate)
-		case err != nil:
-			// Ask Meta to deliver again later. Messages kept already are
-			// answered, and their ids make the redelivery of those a
-			// no-op.
-			http.Error(w, "cannot keep the message", http.StatusServiceUnavailable)
-			return
+		batch = append(batch, delivery.Message{ID: ev.ID, Key: ev.From, Body: body})
+		kept = append(kept, ev)
+	}
+	refused := false
+	if len(batch) > 0 {
+		for i, err := range s.queue.Accept(r.Context(), batch...) {
+			switch {
+			case errors.Is(err, delivery.ErrDuplicate):
+				ev := kept[i]
+				s.log.Info("whatsapp: duplicate delivery skipped", "id", ev.ID, "type", ev.Type, "from", phone.Mask(ev.From))
+				s.cfg.Observer.MessageSkipped(SkipDuplicate)
+			case err != nil:
+				refused = true
+			}
 		}
+	}
+	if refused {
+		// Ask Meta to deliver again later. Messages kept already are
+		// answered, and their ids make the redelivery of those a no-op.
+		http.Error(w, "cannot keep the message", http.StatusServiceUnavailable)
+		return
 	}
 	w.WriteHeader(http.StatusOK)
 }

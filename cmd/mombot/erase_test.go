@@ -80,7 +80,7 @@ func seedInbox(t *testing.T, url string) {
 	}
 	for phone, text := range map[string]string{eraseGone: eraseGoneText, eraseKept: eraseKeptText} {
 		m := delivery.Message{ID: "wamid.waiting." + phone, Key: phone, Body: []byte(`{"text":"` + text + `"}`)}
-		if err := inbox.Push(ctx, m); err != nil {
+		if _, err := inbox.Push(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 		if err := inbox.Done(ctx, phone, "wamid.handled."+phone); err != nil {

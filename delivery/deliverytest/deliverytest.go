@@ -6,7 +6,6 @@ package deliverytest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -69,17 +68,48 @@ var cases = []struct {
 		}
 	}},
 	{"a body that is not JSON is refused and nothing kept", func(t *testing.T, in delivery.Inbox) {
-		if err := in.Push(context.Background(), delivery.Message{ID: "x", Key: "+1", Body: []byte("not json")}); err == nil {
+		if _, err := in.Push(context.Background(), delivery.Message{ID: "x", Key: "+1", Body: []byte("not json")}); err == nil {
 			t.Error("Push of a body that is not JSON succeeded")
 		}
 		if k := Keys(t, in); len(k) != 0 {
 			t.Errorf("Keys = %q after a refused push", k)
 		}
 	}},
-	{"a message waiting is a duplicate: ErrDuplicate, nothing kept", func(t *testing.T, in delivery.Inbox) {
+	{"a batch is kept in order; its duplicates, waiting or earlier in it, are reported and skipped", func(t *testing.T, in delivery.Inbox) {
 		Push(t, in, Msg("+1", "a1"))
-		if err := in.Push(context.Background(), Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
-			t.Fatalf("second Push of a1 = %v, want ErrDuplicate", err)
+		dup, err := in.Push(context.Background(), Msg("+1", "a2"), Msg("+2", "b1"), Msg("+1", "a1"), Msg("+1", "a3"), Msg("+1", "a2"))
+		if err != nil {
+			t.Fatalf("Push of a batch: %v", err)
+		}
+		if want := []bool{false, false, true, false, true}; !slices.Equal(dup, want) {
+			t.Errorf("dup = %v, want %v", dup, want)
+		}
+		for _, id := range []string{"a1", "a2", "a3"} {
+			if m, _ := Peek(t, in, "+1"); m.ID != id {
+				t.Fatalf("head of +1 = %q, want %s", m.ID, id)
+			}
+			Done(t, in, "+1", id)
+		}
+		if _, ok := Peek(t, in, "+1"); ok {
+			t.Error("a duplicate of the batch was queued")
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "b1" {
+			t.Errorf("head of +2 = %q, want b1", m.ID)
+		}
+	}},
+	{"a batch with a body that is not JSON is refused and nothing of it kept", func(t *testing.T, in delivery.Inbox) {
+		bad := delivery.Message{ID: "x", Key: "+2", Body: []byte("not json")}
+		if _, err := in.Push(context.Background(), Msg("+1", "a1"), bad); err == nil {
+			t.Error("Push of a batch with a body that is not JSON succeeded")
+		}
+		if k := Keys(t, in); len(k) != 0 {
+			t.Errorf("Keys = %q after a refused batch", k)
+		}
+	}},
+	{"a message waiting is a duplicate: nothing kept", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		if !Dup(t, in, Msg("+1", "a1")) {
+			t.Fatalf("second Push of a1: kept, want a duplicate")
 		}
 		Done(t, in, "+1", "a1")
 		if _, ok := Peek(t, in, "+1"); ok {
@@ -93,8 +123,8 @@ var cases = []struct {
 		if m, _ := Peek(t, in, "+1"); m.ID != "a2" {
 			t.Fatalf("head after Done(a1) = %q, want a2", m.ID)
 		}
-		if err := in.Push(context.Background(), Msg("+1", "a1")); !errors.Is(err, delivery.ErrDuplicate) {
-			t.Errorf("Push of a handled message = %v, want ErrDuplicate", err)
+		if !Dup(t, in, Msg("+1", "a1")) {
+			t.Errorf("Push of a handled message: kept, want a duplicate")
 		}
 		Done(t, in, "+1", "a2")
 		if k := Keys(t, in); len(k) != 0 {
@@ -117,8 +147,8 @@ var cases = []struct {
 	}},
 	{"Done of a message never pushed records it", func(t *testing.T, in delivery.Inbox) {
 		Done(t, in, "+1", "m")
-		if err := in.Push(context.Background(), Msg("+1", "m")); !errors.Is(err, delivery.ErrDuplicate) {
-			t.Errorf("Push after Done = %v, want ErrDuplicate", err)
+		if !Dup(t, in, Msg("+1", "m")) {
+			t.Errorf("Push after Done: kept, want a duplicate")
 		}
 	}},
 	{"Erase removes the sender's queue and handled ids, and nothing of another sender's", func(t *testing.T, in delivery.Inbox) {
@@ -140,8 +170,8 @@ var cases = []struct {
 		if m, _ := Peek(t, in, "+2"); m.ID != "b1" {
 			t.Errorf("head of +2 after Erase(+1) = %q, want b1", m.ID)
 		}
-		if err := in.Push(context.Background(), Msg("+2", "b0")); !errors.Is(err, delivery.ErrDuplicate) {
-			t.Errorf("Push of +2's handled b0 after Erase(+1) = %v, want ErrDuplicate", err)
+		if !Dup(t, in, Msg("+2", "b0")) {
+			t.Errorf("Push of +2's handled b0 after Erase(+1): kept, want a duplicate")
 		}
 		if queued, handled := Erase(t, in, "+1"); queued != 0 || handled != 0 {
 			t.Errorf("Erase(+1) again = %d queued, %d handled, want nothing", queued, handled)
@@ -202,12 +232,33 @@ func WaitQueued(t *testing.T, l *delivery.Local, key string, n int) {
 	}
 }
 
-// Push pushes m, failing the test on an error.
-func Push(t *testing.T, in delivery.Inbox, m delivery.Message) {
+// Push pushes ms in one batch, failing the test on an error or a
+// duplicate.
+func Push(t *testing.T, in delivery.Inbox, ms ...delivery.Message) {
 	t.Helper()
-	if err := in.Push(context.Background(), m); err != nil {
+	dup, err := in.Push(context.Background(), ms...)
+	if err != nil {
+		t.Fatalf("Push of %d messages: %v", len(ms), err)
+	}
+	for i, d := range dup {
+		if d {
+			t.Fatalf("Push(%s, %s): a duplicate", ms[i].Key, ms[i].ID)
+		}
+	}
+}
+
+// Dup pushes m and reports whether it was a duplicate, failing the test
+// on an error.
+func Dup(t *testing.T, in delivery.Inbox, m delivery.Message) bool {
+	t.Helper()
+	dup, err := in.Push(context.Background(), m)
+	if err != nil {
 		t.Fatalf("Push(%s, %s): %v", m.Key, m.ID, err)
 	}
+	if len(dup) != 1 {
+		t.Fatalf("Push of one message reported %d duplicates", len(dup))
+	}
+	return dup[0]
 }
 
 // Peek returns the head of key's queue, failing the test on an error.

@@ -55,7 +55,7 @@ type InboxOptions struct {
 //	                   when, in ms (TTL: delivery.HandledFor after the last)
 //
 // Push and Done are each one Lua script, which Redis runs alone: Push
-// checks the two marks of the id and appends; Done removes the head of the
+// checks the two marks of each id of its batch and appends; Done removes the head of the
 // queue if it is the message, marks it handled, records it among its
 // sender's handled ids and drops its waiting mark, so that a message is in
 // the queue or marked handled, never both and never neither. Erase is one
@@ -95,34 +95,58 @@ func (q *Inbox) handledKey(key string) string {
 	return q.prefix + "handled:" + key
 }
 
-// pushScript appends ARGV[1] to the list KEYS[1] unless KEYS[2] (handled)
-// or KEYS[3] (waiting) exists, renews the list's TTL and sets KEYS[3], both
-// to ARGV[2] ms. It returns 0 for a duplicate.
+// pushScript pushes ARGV[2], ARGV[3], ... in order: the message ARGV[1+i]
+// with the keys KEYS[3i-2] (its queue), KEYS[3i-1] (its handled mark) and
+// KEYS[3i] (its waiting mark) is appended to its queue unless one of its
+// marks exists; then the queue's TTL is renewed and the waiting mark set,
+// both to ARGV[1] ms. It returns 1 for each message kept, 0 for each
+// duplicate.
 var pushScript = goredis.NewScript(`
-if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then
-	return 0
+local out = {}
+for i = 1, #ARGV - 1 do
+	local q, seen, wait = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
+	if redis.call('EXISTS', seen) == 1 or redis.call('EXISTS', wait) == 1 then
+		out[i] = 0
+	else
+		redis.call('RPUSH', q, ARGV[i+1])
+		redis.call('PEXPIRE', q, ARGV[1])
+		redis.call('SET', wait, '1', 'PX', ARGV[1])
+		out[i] = 1
+	end
 end
-redis.call('RPUSH', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
-return 1
+return out
 `)
 
-// Push implements [delivery.Inbox]. Once it returns nil the message is in
-// Redis, as durable as Redis's persistence makes it.
-func (q *Inbox) Push(ctx context.Context, m delivery.Message) error {
-	item, err := m.MarshalJSON()
+// Push implements [delivery.Inbox]: one script for the batch. Once it
+// returns nil the messages are in Redis, as durable as Redis's
+// persistence makes them.
+func (q *Inbox) Push(ctx context.Context, batch ...delivery.Message) ([]bool, error) {
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, 0, 3*len(batch))
+	args := make([]any, 0, 1+len(batch))
+	args = append(args, q.ttl.Milliseconds())
+	for _, m := range batch {
+		item, err := m.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, q.queueKey(m.Key), q.seenKey(m.ID), q.waitKey(m.ID))
+		args = append(args, item)
+	}
+	kept, err := pushScript.Run(ctx, q.rdb, keys, args...).Int64Slice()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("redis: inbox push: %w", err)
 	}
-	n, err := pushScript.Run(ctx, q.rdb, []string{q.queueKey(m.Key), q.seenKey(m.ID), q.waitKey(m.ID)}, item, q.ttl.Milliseconds()).Int()
-	if err != nil {
-		return fmt.Errorf("redis: inbox push: %w", err)
+	if len(kept) != len(batch) {
+		return nil, fmt.Errorf("redis: inbox push: %d answers for %d messages", len(kept), len(batch))
 	}
-	if n == 0 {
-		return delivery.ErrDuplicate
+	dup := make([]bool, len(batch))
+	for i, k := range kept {
+		dup[i] = k == 0
 	}
-	return nil
+	return dup, nil
 }
 
 // Peek implements [delivery.Inbox].
