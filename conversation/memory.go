@@ -76,6 +76,15 @@ type Options struct {
 	// days; older days are folded into anonymous totals by [Memory.Sweep].
 	// 0 means DefaultUsageRetention.
 	UsageRetention time.Duration
+	// Summarize reports whether a phone keeps a running summary of the
+	// turns that leave its conversation (summary.go): the family's
+	// members, when summaries are on. nil means nobody does, and turns
+	// that leave a conversation are gone. The system sender never does.
+	Summarize func(phone string) bool
+	// SummaryKeep is how long a summary is kept after it was last
+	// written; older ones are deleted by [Memory.Sweep]. 0 means
+	// DefaultSummaryKeep.
+	SummaryKeep time.Duration
 	// Log receives a warning when a stored conversation had to be
 	// repaired on load, and what a sweep folded; nil discards it.
 	Log *slog.Logger
@@ -99,6 +108,9 @@ type Memory struct {
 	loc       *time.Location
 	log       *slog.Logger
 	read      readCache
+
+	summarize   func(phone string) bool
+	summaryKeep time.Duration
 }
 
 // New returns a Memory over store. It fails if opts holds a negative timeout
@@ -120,6 +132,12 @@ func New(store Store, opts *Options) (*Memory, error) {
 	if o.MaxTurns < 0 {
 		return nil, fmt.Errorf("conversation: max turns must not be negative, got %d", o.MaxTurns)
 	}
+	if o.SummaryKeep < 0 {
+		return nil, fmt.Errorf("conversation: summary keep must not be negative, got %v", o.SummaryKeep)
+	}
+	if o.SummaryKeep == 0 {
+		o.SummaryKeep = DefaultSummaryKeep
+	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -135,7 +153,8 @@ func New(store Store, opts *Options) (*Memory, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, usageKeep: o.UsageRetention, now: o.Now, loc: o.Location, log: o.Log}, nil
+	return &Memory{store: store, lim: Limits{Timeout: o.Timeout, MaxTurns: o.MaxTurns}, usageKeep: o.UsageRetention, now: o.Now, loc: o.Location, log: o.Log,
+		summarize: o.Summarize, summaryKeep: o.SummaryKeep}, nil
 }
 
 // Limits returns the timeout and turn cap in force.
@@ -242,10 +261,7 @@ func (m *Memory) current(ctx context.Context, phone string, expire bool) (Conver
 	}
 	if m.Expired(c.LastActive) {
 		if expire {
-			// A turn saved since the load is newer: the conditional
-			// delete leaves it alone.
-			err := m.store.Delete(ctx, Conversations, phone, c.Version)
-			if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrReadOnly) {
+			if err := m.expire(ctx, c); err != nil {
 				return Conversation{}, fmt.Errorf("expire: %w", err)
 			}
 		}
@@ -302,6 +318,10 @@ func (m *Memory) save(ctx context.Context, phone string, turn Turn, shown *Shown
 	}
 	ids := clean.ToolUseIDs()
 	err = m.update(ctx, phone, func(c *Conversation, now time.Time) error {
+		// The turns this save drops are kept for the summary first.
+		if err := m.pend(ctx, phone, droppedTurns(*c, now, m.lim)); err != nil {
+			return err
+		}
 		kept := keptTurns(c.Turns, c.LastActive, now, m.lim)
 		for _, t := range kept {
 			if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
@@ -538,9 +558,12 @@ func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.
 // Sweep deletes every conversation that has expired by now and the recent
 // messages that are past [RecentWindow], and folds the usage ledger's days
 // older than [Options.UsageRetention] into anonymous totals ([Anonymous]),
-// so that people who never come back do not stay in the store for ever. It
-// returns how many conversations it deleted. A conversation saved to since
-// it was listed is left alone.
+// so that people who never come back do not stay in the store for ever. The
+// turns of an expired conversation of someone who keeps a summary are
+// moved to its pending turns first ([Memory.FoldAll] folds them), and
+// summaries not written for [Options.SummaryKeep] are deleted. It returns
+// how many conversations it deleted. A conversation saved to since it was
+// listed is left alone.
 func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	recs, err := m.store.List(ctx, Conversations, "")
 	if err != nil {
@@ -552,6 +575,11 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 		if err != nil || !Expired(c.LastActive, now, m.lim.Timeout) {
 			continue // what is not a conversation is not the sweep's to delete
 		}
+		if CheckPhone(rec.Key) == nil {
+			if err := m.pend(ctx, rec.Key, c.Turns); err != nil {
+				return n, fmt.Errorf("conversation: sweep: %w", err)
+			}
+		}
 		err = m.store.Delete(ctx, Conversations, rec.Key, rec.Version)
 		switch {
 		case err == nil:
@@ -562,6 +590,11 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	}
 	if err := m.sweepRecent(ctx, now); err != nil {
 		return n, fmt.Errorf("conversation: sweep: %w", err)
+	}
+	if dropped, err := m.sweepSummaries(ctx, now); err != nil {
+		return n, fmt.Errorf("conversation: sweep: summaries: %w", err)
+	} else if dropped > 0 {
+		m.log.Info("conversation: deleted summaries past their keep", "summaries", dropped)
 	}
 	folded, err := m.sweepUsage(ctx, now)
 	if folded > 0 {

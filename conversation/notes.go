@@ -532,6 +532,9 @@ func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string,
 			return err
 		}
 	}
+	if err := m.forgetInSummaries(ctx, phones, gone); err != nil {
+		return err
+	}
 	return m.store.Scrub(ctx)
 }
 

@@ -190,6 +190,8 @@ func CheckRecord(kind Kind, rec Record, lim Limits) error {
 		return u.Check()
 	case Notes:
 		return checkNotes(rec)
+	case Summaries:
+		return checkSummary(rec)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}

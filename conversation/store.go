@@ -39,10 +39,14 @@ const (
 	// ([Family]): one record per family, live notes and the content-free
 	// tombstones of gone ones.
 	Notes Kind = "notes"
+	// Summaries holds a person's running summary of the turns that left
+	// their conversation, keyed by phone ([RunningSummary]), with the turns
+	// still waiting to be folded into it.
+	Summaries Kind = "summaries"
 )
 
 // Kinds lists every kind, in the order a copy of a whole store takes them.
-var Kinds = []Kind{Conversations, Recent, UsageDays, Notes}
+var Kinds = []Kind{Conversations, Recent, UsageDays, Notes, Summaries}
 
 // Record is one stored value.
 type Record struct {

@@ -7,7 +7,10 @@
 // ([conversation.UsageLedger]) next to the conversations; and that it
 // remembers recent messages by id ([conversation.RecentMessages]); and that
 // it keeps the family's notes ([conversation.Notes]): ids and limits under
-// concurrent writers, privacy, and forgetting that leaves no text behind.
+// concurrent writers, privacy, and forgetting that leaves no text behind;
+// and the running summaries ([conversation.Summaries]): no turn that
+// leaves a conversation is lost before it is folded, none is folded
+// twice, and a forgotten note's text leaves them too.
 package storetest
 
 import (
@@ -73,9 +76,10 @@ func Run(t *testing.T, newStorage NewStorage) {
 			e.checkInvariants()
 		})
 	}
-	runUsage(t, newStorage)  // usage.go
-	runRecent(t, newStorage) // recent.go
-	runNotes(t, newStorage)  // notes.go
+	runUsage(t, newStorage)     // usage.go
+	runRecent(t, newStorage)    // recent.go
+	runNotes(t, newStorage)     // notes.go
+	runSummaries(t, newStorage) // summaries.go
 }
 
 // env is one test's store, memory and clock.

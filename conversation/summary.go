@@ -1,0 +1,492 @@
+package conversation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Running summaries (docs/memory.md, "Summaries"). Turns that leave a
+// person's stored conversation, dropped by the turn cap or expired with
+// it, are not lost: in the same conditional write that removes them, or
+// just before it, they are moved to the person's [Summaries] record as
+// pending turns. A [Summarizer] (a cheaper model) later folds the pending
+// turns into the record's running summary ([Memory.FoldSummary]): serve's
+// sweep does it off the reply's path ([Memory.FoldAll]), and a message
+// that finds turns not yet folded at a session's start does it first.
+// Only the people [Options.Summarize] names keep a summary; everyone
+// else's turns leave as before.
+
+// DefaultSummaryKeep is how long a summary is kept after it was last made
+// when [Options.SummaryKeep] is zero.
+const DefaultSummaryKeep = 7 * 24 * time.Hour
+
+// MaxSummaryText bounds a summary's text, in bytes; a longer one is cut at
+// a line's end.
+const MaxSummaryText = 4000
+
+// maxSources bounds the keys and tool_use ids a summary remembers of the
+// turns it was made from.
+const maxSources = 200
+
+// maxPending bounds the pending turns of one person; past it the oldest go
+// (their text was never shown to the person's later requests anyway).
+const maxPending = 100
+
+// RunningSummary is a person's running summary.
+type RunningSummary struct {
+	// Text is the summary; empty when none was made yet or it was
+	// dropped (a note it may hold was forgotten).
+	Text string
+	// Made is when Text was made.
+	Made time.Time
+	// Turns is how many turns were folded into it.
+	Turns int
+	// NoteIDs are the notes the summarizer was shown when it made Text.
+	NoteIDs []int
+	// Pending is how many turns wait to be folded.
+	Pending int
+}
+
+// SummaryInput is what a [Summarizer] folds.
+type SummaryInput struct {
+	// Phone is whose summary it is.
+	Phone string
+	// Previous is the summary so far, "" for none.
+	Previous string
+	// Turns are the turns that left the conversation, oldest first.
+	Turns []Turn
+}
+
+// SummaryOutput is what a [Summarizer] made.
+type SummaryOutput struct {
+	// Text is the new summary; empty means nothing worth keeping.
+	Text string
+	// NoteIDs are the notes it was shown.
+	NoteIDs []int
+	// Usage is what making it cost, added to the usage ledger of the
+	// person.
+	Usage Usage
+}
+
+// A Summarizer folds the turns that left a person's conversation into
+// their running summary. It is called outside any write, may take
+// seconds, and is safe for concurrent use.
+type Summarizer interface {
+	Summarize(ctx context.Context, in SummaryInput) (SummaryOutput, error)
+}
+
+// summaryFile is the stored form of a person's summary.
+type summaryFile struct {
+	Text    string `json:"text,omitempty"`
+	Made    string `json:"made,omitempty"`
+	Turns   int    `json:"turns,omitempty"`
+	NoteIDs []int  `json:"note_ids,omitempty"`
+	// Sources are the keys ([turnKey]) of the turns folded into Text,
+	// the last maxSources: a turn moved to pending twice (a crash
+	// between two writes) is folded once.
+	Sources []string `json:"sources,omitempty"`
+	// ToolUseIDs are the tool_use ids of those turns, what forgetting a
+	// note finds the summary made from its turn by.
+	ToolUseIDs []string      `json:"tool_use_ids,omitempty"`
+	Pending    []pendingTurn `json:"pending,omitempty"`
+	// Updated is when the record was last written, for the sweep.
+	Updated string `json:"updated"`
+}
+
+// pendingTurn is a turn waiting to be folded.
+type pendingTurn struct {
+	Key  string `json:"key"`
+	Turn Turn   `json:"turn"`
+}
+
+// turnKey identifies a turn by its bytes.
+func turnKey(t Turn) string {
+	data, _ := t.MarshalJSON()
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:12])
+}
+
+func (f *summaryFile) summary() RunningSummary {
+	made, _ := time.Parse(time.RFC3339Nano, f.Made)
+	return RunningSummary{Text: f.Text, Made: made, Turns: f.Turns, NoteIDs: slices.Clone(f.NoteIDs), Pending: len(f.Pending)}
+}
+
+func (f *summaryFile) has(key string) bool {
+	return slices.Contains(f.Sources, key) || slices.ContainsFunc(f.Pending, func(p pendingTurn) bool { return p.Key == key })
+}
+
+// summarizes reports whether phone keeps a running summary.
+func (m *Memory) summarizes(phone string) bool {
+	return m.summarize != nil && phone != SystemSender && phone != Anonymous && m.summarize(phone)
+}
+
+// Summarizes reports whether phone keeps a running summary
+// ([Options.Summarize]).
+func (m *Memory) Summarizes(phone string) bool { return m.summarizes(phone) }
+
+// readSummary reads phone's summary record; one that is not there is empty.
+func (m *Memory) readSummary(ctx context.Context, phone string) (summaryFile, int64, error) {
+	rec, err := m.store.Get(ctx, Summaries, phone)
+	if errors.Is(err, ErrNotFound) {
+		return summaryFile{}, 0, nil
+	}
+	if err != nil {
+		return summaryFile{}, 0, err
+	}
+	var f summaryFile
+	if err := json.Unmarshal(rec.Data, &f); err != nil {
+		return summaryFile{}, 0, fmt.Errorf("summary of a phone does not parse: %w", err)
+	}
+	return f, rec.Version, nil
+}
+
+// updateSummary reads phone's summary record, lets change edit it, and
+// writes it back on the condition that nobody wrote it meanwhile, reading
+// again when somebody did. A change that returns errUnchanged writes
+// nothing and returns nil; a record left with no text and nothing pending
+// is deleted.
+func (m *Memory) updateSummary(ctx context.Context, phone string, change func(f *summaryFile) error) error {
+	for attempt := range maxAttempts {
+		f, version, err := m.readSummary(ctx, phone)
+		if err != nil {
+			return err
+		}
+		if err := change(&f); err != nil {
+			if errors.Is(err, errUnchanged) {
+				return nil
+			}
+			return err
+		}
+		if f.Text == "" && len(f.Pending) == 0 {
+			if version == 0 {
+				return nil
+			}
+			err = m.store.Delete(ctx, Summaries, phone, version)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+		} else {
+			f.Updated = m.now().UTC().Format(time.RFC3339Nano)
+			var data []byte
+			if data, err = json.Marshal(f); err != nil {
+				return err
+			}
+			_, err = m.store.Put(ctx, Summaries, Record{Key: phone, Data: data, Version: version}, 0)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+}
+
+// pend adds turns to phone's pending turns, unless phone keeps no summary.
+// A turn already pending or folded is not added twice. It is called
+// before the write that removes the turns from the conversation, so that
+// a crash between the two leaves them in both places, never in neither.
+func (m *Memory) pend(ctx context.Context, phone string, turns []Turn) error {
+	if len(turns) == 0 || !m.summarizes(phone) {
+		return nil
+	}
+	err := m.updateSummary(ctx, phone, func(f *summaryFile) error {
+		n := len(f.Pending)
+		for _, t := range turns {
+			if k := turnKey(t); !f.has(k) {
+				f.Pending = append(f.Pending, pendingTurn{Key: k, Turn: t})
+			}
+		}
+		if len(f.Pending) == n {
+			return errUnchanged
+		}
+		if len(f.Pending) > maxPending {
+			f.Pending = slices.Delete(f.Pending, 0, len(f.Pending)-maxPending)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("keep turns to summarize: %w", err)
+	}
+	return nil
+}
+
+// droppedTurns returns the turns of c that a save at now drops: all of
+// them when it has expired, else the oldest beyond the cap.
+func droppedTurns(c Conversation, now time.Time, lim Limits) []Turn {
+	kept := keptTurns(c.Turns, c.LastActive, now, lim)
+	return c.Turns[:len(c.Turns)-len(kept)]
+}
+
+// LoadSummary returns phone's summary as stored, an empty one when there
+// is none.
+func (m *Memory) LoadSummary(ctx context.Context, phone string) (RunningSummary, error) {
+	if err := CheckPhone(phone); err != nil {
+		return RunningSummary{}, err
+	}
+	f, _, err := m.readSummary(ctx, phone)
+	if err != nil {
+		return RunningSummary{}, fmt.Errorf("conversation: load summary: %w", err)
+	}
+	return f.summary(), nil
+}
+
+// FoldSummary folds phone's pending turns, if any, into phone's summary
+// with sum, and returns the summary. The summarizer is called outside any
+// write; turns that became pending meanwhile stay pending, and turns
+// another process folded meanwhile are not folded twice. The summary's
+// usage is added to phone's usage ledger. On error the pending turns stay
+// for the next fold.
+func (m *Memory) FoldSummary(ctx context.Context, phone string, sum Summarizer) (RunningSummary, error) {
+	if err := CheckPhone(phone); err != nil {
+		return RunningSummary{}, err
+	}
+	f, _, err := m.readSummary(ctx, phone)
+	if err != nil {
+		return RunningSummary{}, fmt.Errorf("conversation: fold summary: %w", err)
+	}
+	if len(f.Pending) == 0 || sum == nil || !m.summarizes(phone) {
+		return f.summary(), nil
+	}
+	in := SummaryInput{Phone: phone, Previous: f.Text}
+	keys := make([]string, len(f.Pending))
+	for i, p := range f.Pending {
+		in.Turns = append(in.Turns, p.Turn.Clone())
+		keys[i] = p.Key
+	}
+	out, err := sum.Summarize(ctx, in)
+	if !out.Usage.IsZero() {
+		if uerr := m.AddUsage(ctx, phone, m.now(), out.Usage); uerr != nil {
+			m.log.Warn("conversation: recording the summarizer's usage", "err", uerr)
+		}
+	}
+	if err != nil {
+		return f.summary(), fmt.Errorf("conversation: fold summary: %w", err)
+	}
+	text := cutSummary(out.Text)
+	var got summaryFile
+	err = m.updateSummary(ctx, phone, func(g *summaryFile) error {
+		// Only what is still pending is folded now; the text made from
+		// it is kept only if the summary it started from is still the
+		// stored one (another fold or a forget did not come first).
+		if g.Text != f.Text || !slices.ContainsFunc(g.Pending, func(p pendingTurn) bool { return slices.Contains(keys, p.Key) }) {
+			got = *g
+			return errUnchanged
+		}
+		for _, p := range g.Pending {
+			if slices.Contains(keys, p.Key) {
+				g.Sources = append(g.Sources, p.Key)
+				g.ToolUseIDs = append(g.ToolUseIDs, p.Turn.ToolUseIDs()...)
+				g.Turns++
+			}
+		}
+		g.Pending = slices.DeleteFunc(g.Pending, func(p pendingTurn) bool { return slices.Contains(keys, p.Key) })
+		g.Sources = tail(g.Sources, maxSources)
+		g.ToolUseIDs = tail(g.ToolUseIDs, maxSources)
+		g.Text, g.NoteIDs = text, slices.Clone(out.NoteIDs)
+		g.Made = m.now().UTC().Format(time.RFC3339Nano)
+		got = *g
+		return nil
+	})
+	if err != nil {
+		return f.summary(), fmt.Errorf("conversation: fold summary: %w", err)
+	}
+	return got.summary(), nil
+}
+
+func tail[S ~[]E, E any](s S, n int) S {
+	if len(s) > n {
+		return slices.Clone(s[len(s)-n:])
+	}
+	return s
+}
+
+// cutSummary returns text trimmed and at most MaxSummaryText bytes, cut at
+// a line's end where it can be.
+func cutSummary(text string) string {
+	text = strings.TrimSpace(strings.ToValidUTF8(text, ""))
+	if len(text) <= MaxSummaryText {
+		return text
+	}
+	cut := text[:MaxSummaryText]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(strings.ToValidUTF8(cut, ""))
+}
+
+// Expire moves phone's conversation, if it has expired, to the pending
+// turns of phone's summary and deletes it, as the next message would; it
+// reports whether it did. It is what makes the turns of an expired
+// conversation ready to fold before the next session needs the summary.
+func (m *Memory) Expire(ctx context.Context, phone string) (bool, error) {
+	if err := CheckPhone(phone); err != nil {
+		return false, err
+	}
+	c, err := m.load(ctx, phone)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || !m.Expired(c.LastActive) {
+		return false, err
+	}
+	if err := m.expire(ctx, c); err != nil {
+		return false, fmt.Errorf("conversation: expire: %w", err)
+	}
+	return true, nil
+}
+
+// expire deletes the expired conversation c if the store still holds its
+// version, its turns first moved to the pending turns of its summary.
+func (m *Memory) expire(ctx context.Context, c Conversation) error {
+	if err := m.pend(ctx, c.Phone, c.Turns); err != nil {
+		return err
+	}
+	// A turn saved since the load is newer: the conditional delete
+	// leaves it alone.
+	err := m.store.Delete(ctx, Conversations, c.Phone, c.Version)
+	if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrReadOnly) {
+		return err
+	}
+	return nil
+}
+
+// FoldAll folds the pending turns of everyone who has any with sum
+// ([Memory.FoldSummary]) and returns how many summaries it made. It is
+// serve's sweep's, after [Memory.Sweep] moved expired conversations to
+// pending, so that the next session finds the summary ready. It goes on
+// past a failure and returns the first.
+func (m *Memory) FoldAll(ctx context.Context, sum Summarizer) (int, error) {
+	recs, err := m.store.List(ctx, Summaries, "")
+	if err != nil {
+		return 0, fmt.Errorf("conversation: fold summaries: %w", err)
+	}
+	n := 0
+	var first error
+	for _, rec := range recs {
+		var f summaryFile
+		if json.Unmarshal(rec.Data, &f) != nil || len(f.Pending) == 0 || !m.summarizes(rec.Key) {
+			continue
+		}
+		if _, err := m.FoldSummary(ctx, rec.Key, sum); err != nil {
+			if ctx.Err() != nil {
+				return n, err
+			}
+			first = cmp0(first, err)
+			continue
+		}
+		n++
+	}
+	return n, first
+}
+
+func cmp0(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// sweepSummaries deletes the summaries last written longer than the
+// summary keep ago.
+func (m *Memory) sweepSummaries(ctx context.Context, now time.Time) (int, error) {
+	recs, err := m.store.List(ctx, Summaries, "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rec := range recs {
+		var f summaryFile
+		if json.Unmarshal(rec.Data, &f) != nil {
+			continue
+		}
+		updated, err := time.Parse(time.RFC3339Nano, f.Updated)
+		if err == nil && now.Sub(updated) <= m.summaryKeep {
+			continue
+		}
+		err = m.store.Delete(ctx, Summaries, rec.Key, rec.Version)
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrConflict):
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// forgetInSummaries drops the summary of each of phones that may hold one
+// of the gone notes (made from the turn that wrote it, or holding its
+// text), and forgets ([ForgetTurn]) the pending turns that hold one.
+func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []noteJSON) error {
+	for _, p := range phones {
+		if CheckPhone(p) != nil {
+			continue
+		}
+		err := m.updateSummary(ctx, p, func(f *summaryFile) error {
+			changed := false
+			for _, n := range gone {
+				if f.Text != "" && (holds(f.Text, n.Text) || (n.ToolUseID != "" && slices.Contains(f.ToolUseIDs, n.ToolUseID))) {
+					f.Text, f.NoteIDs, f.Made = "", nil, ""
+					f.ToolUseIDs = nil
+					changed = true
+				}
+			}
+			for i, pt := range f.Pending {
+				if turnHolds(pt.Turn, gone) {
+					t := ForgetTurn(pt.Turn)
+					f.Pending[i] = pendingTurn{Key: turnKey(t), Turn: t}
+					changed = true
+				}
+			}
+			if !changed {
+				return errUnchanged
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("summary: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkSummary returns an error unless rec is a person's summary as
+// [Memory] writes it.
+func checkSummary(rec Record) error {
+	if CheckPhone(rec.Key) != nil || rec.Key == SystemSender {
+		return fmt.Errorf("summary %q: not a person's phone", rec.Key)
+	}
+	var f summaryFile
+	if err := json.Unmarshal(rec.Data, &f); err != nil {
+		return fmt.Errorf("summary of %s: %w", rec.Key, err)
+	}
+	switch {
+	case f.Text == "" && len(f.Pending) == 0:
+		return fmt.Errorf("summary of %s: empty", rec.Key)
+	case len(f.Text) > MaxSummaryText:
+		return fmt.Errorf("summary of %s: %d bytes, over %d", rec.Key, len(f.Text), MaxSummaryText)
+	case len(f.Pending) > maxPending:
+		return fmt.Errorf("summary of %s: %d pending turns, over %d", rec.Key, len(f.Pending), maxPending)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, f.Updated); err != nil {
+		return fmt.Errorf("summary of %s: no readable updated time", rec.Key)
+	}
+	for _, p := range f.Pending {
+		if p.Key != turnKey(p.Turn) {
+			return fmt.Errorf("summary of %s: pending turn key %s does not match its turn", rec.Key, p.Key)
+		}
+		if _, dropped := Repair([]Turn{p.Turn}); dropped > 0 {
+			return fmt.Errorf("summary of %s: a pending turn the API would refuse", rec.Key)
+		}
+	}
+	return nil
+}
