@@ -197,7 +197,7 @@ func (p *Pipeline) done(log *slog.Logger, q Inbox, m Message) outcome {
 	}
 	p.live.forget(m.ID)
 	if q != Inbox(p.mem) {
-		// Memory remembers it too, for a copy it may hold (see handle).
+		// The Volatile inbox remembers it too, for a copy it may hold (see handle).
 		p.mem.Done(ctx, m.Key, m.ID)
 	} else if p.o.Inbox != Inbox(p.mem) {
 		// Record it in the shared Inbox too, where it may also be (a push

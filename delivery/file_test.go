@@ -19,8 +19,8 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func TestMemoryConformance(t *testing.T) {
-	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return &delivery.Memory{} })
+func TestVolatileConformance(t *testing.T) {
+	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return &delivery.Volatile{} })
 }
 
 func TestFileConformance(t *testing.T) {

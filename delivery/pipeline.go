@@ -64,7 +64,7 @@ const (
 type Options struct {
 	// Inbox keeps the messages from their acceptance to their reply. Set
 	// a durable one, so that no acknowledged message is lost: a [File]
-	// for one process, one on Redis for replicas. nil means a [Memory],
+	// for one process, one on Redis for replicas. nil means a [Volatile],
 	// which is NOT durable: messages accepted but not answered when the
 	// process dies, or when a shutdown runs out of time, are lost.
 	Inbox Inbox
@@ -103,7 +103,7 @@ type Pipeline struct {
 	h    Handler
 	o    Options
 	log  *slog.Logger
-	mem  *Memory // the Inbox when none is configured, else the fallback
+	mem  *Volatile // the Inbox when none is configured, else the fallback
 	live inflight
 	// drains runs one drain per sender at a time.
 	drains drains
@@ -145,8 +145,8 @@ func New(h Handler, opts *Options) *Pipeline {
 	if o.ShutdownLockWait <= 0 {
 		o.ShutdownLockWait = DefaultShutdownLockWait
 	}
-	p := &Pipeline{h: h, o: o, log: o.Logger, mem: &Memory{Now: o.Now}}
-	if m, ok := o.Inbox.(*Memory); ok {
+	p := &Pipeline{h: h, o: o, log: o.Logger, mem: &Volatile{Now: o.Now}}
+	if m, ok := o.Inbox.(*Volatile); ok {
 		p.mem = m
 	}
 	if o.Inbox == nil || o.Inbox == Inbox(p.mem) {

@@ -65,7 +65,7 @@ func (h *handler) got() (asked, sent []string) {
 
 // flaky is an Inbox whose Push or Done fail while told to.
 type flaky struct {
-	delivery.Memory
+	delivery.Volatile
 	mu               sync.Mutex
 	failPush, failDo bool
 }
@@ -79,7 +79,7 @@ func (f *flaky) Push(ctx context.Context, batch ...delivery.Message) ([]bool, er
 	if fail {
 		return nil, errDown
 	}
-	return f.Memory.Push(ctx, batch...)
+	return f.Volatile.Push(ctx, batch...)
 }
 
 func (f *flaky) Done(ctx context.Context, key, id string) error {
@@ -89,7 +89,7 @@ func (f *flaky) Done(ctx context.Context, key, id string) error {
 	if fail {
 		return errDown
 	}
-	return f.Memory.Done(ctx, key, id)
+	return f.Volatile.Done(ctx, key, id)
 }
 
 func (f *flaky) set(push, done bool) {
@@ -169,7 +169,7 @@ func TestPipelineOrderAndDuplicates(t *testing.T) {
 
 // TestPipelineSkip: a message the Handler skips is done with, nothing sent.
 func TestPipelineSkip(t *testing.T) {
-	inbox := &delivery.Memory{}
+	inbox := &delivery.Volatile{}
 	h := &handler{answer: func(context.Context, delivery.Message) ([]string, error) {
 		return nil, fmt.Errorf("too old: %w", delivery.ErrSkip)
 	}}
@@ -268,10 +268,10 @@ func TestPipelinePushFails(t *testing.T) {
 
 // slowPush is an Inbox whose Push keeps the message but reports a failure,
 // as a push to Redis that timed out after Redis had done it.
-type slowPush struct{ delivery.Memory }
+type slowPush struct{ delivery.Volatile }
 
 func (s *slowPush) Push(ctx context.Context, batch ...delivery.Message) ([]bool, error) {
-	s.Memory.Push(ctx, batch...)
+	s.Volatile.Push(ctx, batch...)
 	return nil, context.DeadlineExceeded
 }
 

@@ -188,7 +188,7 @@ func TestObserverAndReplies(t *testing.T) {
 // sender are one sender waiting.
 func TestInboxDepth(t *testing.T) {
 	m := metrics.New()
-	var inbox delivery.Memory
+	var inbox delivery.Volatile
 	for _, msg := range []delivery.Message{deliverytest.Msg("+1", "a"), deliverytest.Msg("+1", "b"), deliverytest.Msg("+2", "c"), deliverytest.Msg("+3", "d")} {
 		deliverytest.Push(t, &inbox, msg)
 	}

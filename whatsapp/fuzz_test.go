@@ -43,7 +43,7 @@ func FuzzWebhook(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	pipe := delivery.New(stage{client: client, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Memory{}, Logger: quiet, Now: func() time.Time { return sampleTime }})
+	pipe := delivery.New(stage{client: client, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Volatile{}, Logger: quiet, Now: func() time.Time { return sampleTime }})
 	srv, err := whatsapp.NewServer(client, pipe, nil)
 	if err != nil {
 		f.Fatal(err)

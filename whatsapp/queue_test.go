@@ -22,7 +22,7 @@ import (
 // Redis inbox is by replicas. Every call fails while failing is set, the
 // next failPeeks calls of Peek fail, and Done fails while failAcks is set.
 type memQueue struct {
-	in delivery.Memory
+	in delivery.Volatile
 
 	mu        sync.Mutex
 	failing   bool

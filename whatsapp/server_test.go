@@ -34,7 +34,7 @@ func TestNewRefusesIncompleteConfig(t *testing.T) {
 			_, err = whatsapp.NewServer(c, nil, nil)
 			return err
 		}
-		pipe := delivery.New(stage{client: c, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Memory{}, Logger: quiet})
+		pipe := delivery.New(stage{client: c, resp: &recorder{}}, &delivery.Options{Inbox: &delivery.Volatile{}, Logger: quiet})
 		defer pipe.Shutdown(t.Context())
 		_, err = whatsapp.NewServer(c, pipe, nil)
 		return err

@@ -1,5 +1,5 @@
 // Package deliverytest is the conformance suite of delivery.Inbox: every
-// implementation (Memory, File, the Redis one) runs it, as slog handlers
+// implementation (Volatile, File, the Redis one) runs it, as slog handlers
 // run testing/slogtest, so that they keep one contract. Its helpers serve
 // the tests of delivery's other types too, and of their callers.
 package deliverytest

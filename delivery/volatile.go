@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// Memory is an [Inbox] in the process's memory: what it holds is lost with
+// Volatile is an [Inbox] in the process's memory: what it holds is lost with
 // the process, so it is NOT durable. The [Pipeline] holds in one the
 // messages its Inbox fails to take (with Options.MemoryFallback); tests
 // use it as an Inbox. Its zero value is ready to use.
-type Memory struct {
+type Volatile struct {
 	// Now is the clock that ages handled ids; nil means time.Now.
 	Now func() time.Time
 
@@ -29,9 +29,9 @@ type handled struct {
 	key string
 }
 
-var _ Inbox = (*Memory)(nil)
+var _ Inbox = (*Volatile)(nil)
 
-func (q *Memory) now() time.Time {
+func (q *Volatile) now() time.Time {
 	if q.Now != nil {
 		return q.Now()
 	}
@@ -39,7 +39,7 @@ func (q *Memory) now() time.Time {
 }
 
 // Push implements [Inbox].
-func (q *Memory) Push(ctx context.Context, batch ...Message) ([]bool, error) {
+func (q *Volatile) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (q *Memory) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 
 // waitingOrHandled reports whether id is queued or was handled in the last
 // HandledFor; q.mu is held.
-func (q *Memory) waitingOrHandled(id string) bool {
+func (q *Volatile) waitingOrHandled(id string) bool {
 	if h, ok := q.handled[id]; ok && q.now().Sub(h.at) < HandledFor {
 		return true
 	}
@@ -85,7 +85,7 @@ func (q *Memory) waitingOrHandled(id string) bool {
 }
 
 // Handled reports whether id was handled in the last HandledFor.
-func (q *Memory) Handled(id string) bool {
+func (q *Volatile) Handled(id string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	h, ok := q.handled[id]
@@ -93,7 +93,7 @@ func (q *Memory) Handled(id string) bool {
 }
 
 // Peek implements [Inbox].
-func (q *Memory) Peek(ctx context.Context, key string) (Message, bool, error) {
+func (q *Volatile) Peek(ctx context.Context, key string) (Message, bool, error) {
 	if err := ctx.Err(); err != nil {
 		return Message{}, false, err
 	}
@@ -108,7 +108,7 @@ func (q *Memory) Peek(ctx context.Context, key string) (Message, bool, error) {
 }
 
 // Done implements [Inbox].
-func (q *Memory) Done(ctx context.Context, key, id string) error {
+func (q *Volatile) Done(ctx context.Context, key, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (q *Memory) Done(ctx context.Context, key, id string) error {
 }
 
 // Erase implements [Inbox].
-func (q *Memory) Erase(ctx context.Context, key string) (queued, handled int, err error) {
+func (q *Volatile) Erase(ctx context.Context, key string) (queued, handled int, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
 	}
@@ -153,7 +153,7 @@ func (q *Memory) Erase(ctx context.Context, key string) (queued, handled int, er
 }
 
 // Keys implements [Inbox]; the keys are sorted.
-func (q *Memory) Keys(ctx context.Context) ([]string, error) {
+func (q *Volatile) Keys(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -168,14 +168,14 @@ func (q *Memory) Keys(ctx context.Context) ([]string, error) {
 }
 
 // Has reports whether key's queue holds messages.
-func (q *Memory) Has(key string) bool {
+func (q *Volatile) Has(key string) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.queues[key]) > 0
 }
 
 // Len returns the number of messages held.
-func (q *Memory) Len() int {
+func (q *Volatile) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := 0
