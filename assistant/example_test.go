@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/mombot/mombot/assistant"
@@ -50,12 +48,11 @@ func Example() {
 
 // A deployment adds its own tools next to the built-in lists.
 func ExampleNewRegistry() {
-	dir, _ := os.MkdirTemp("", "mombot")
-	defer os.RemoveAll(dir)
-	shared, err := lists.Open(filepath.Join(dir, "lists.json"), nil)
+	mem, err := conversation.New(memstore.New(), nil)
 	if err != nil {
 		panic(err)
 	}
+	shared := lists.New(mem, nil)
 	reg, err := assistant.NewRegistry(append(lists.Tools(shared), weather{})...)
 	if err != nil {
 		panic(err)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -192,11 +191,7 @@ func (s scenario) run(t testing.TB, d design) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := lists.Open(filepath.Join(t.TempDir(), "lists.json"), clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tools := lists.Tools(shared)
+	tools := lists.Tools(lists.New(mem, clock.Now))
 	var system string
 	if s.family {
 		var more []assistant.Tool

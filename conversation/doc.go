@@ -19,6 +19,10 @@
 // suite in package storetest; storeurl opens one from its URL, and migrate
 // copies conversations from one to another.
 //
+// Every store also keeps the family's shared lists ([FamilyLists]), one
+// record that every process and replica sharing the store changes through
+// [Memory.UpdateFamilyLists]; package assistant/lists holds their rules.
+//
 // Every store also keeps a [UsageLedger]: what each person's messages cost,
 // per UTC day, apart from the conversations, so that it outlives them (the
 // turn cap, [Memory.Clear], expiry and sweeps leave it alone); package usage

@@ -242,8 +242,8 @@ func decodeNotes(data []byte) (notesFile, error) {
 	return f, nil
 }
 
-// OneLine returns s as a note keeps it: control characters as spaces,
-// white space trimmed and collapsed.
+// OneLine returns s as a note, a list's name and a list item keep it:
+// control characters as spaces, white space trimmed and collapsed.
 func OneLine(s string) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {

@@ -134,7 +134,8 @@ func parseTime(s string, loc *time.Location) (time.Time, error) {
 // when that is set, tool_use ids unique across its turns), recent messages
 // that are each valid, unique by id and at most [MaxRecentPerPhone], or a
 // day's usage under a "YYYY-MM-DD/phone" key (the phone [Anonymous] for a
-// day's total) with no negative count. It is
+// day's total) with no negative count, or the family's lists as
+// [Memory.UpdateFamilyLists] writes them. It is
 // the invariant a store's contents keep, which the conformance suite checks
 // after every case.
 func CheckRecord(kind Kind, rec Record, lim Limits) error {
@@ -192,6 +193,8 @@ func CheckRecord(kind Kind, rec Record, lim Limits) error {
 		return checkNotes(rec)
 	case Summaries:
 		return checkSummary(rec)
+	case Lists:
+		return checkLists(rec)
 	default:
 		return fmt.Errorf("unknown kind %q", kind)
 	}

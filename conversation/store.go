@@ -43,10 +43,13 @@ const (
 	// their conversation, keyed by phone ([RunningSummary]), with the turns
 	// still waiting to be folded into it.
 	Summaries Kind = "summaries"
+	// Lists holds the family's shared lists, one record under [ListsKey]
+	// ([FamilyLists]).
+	Lists Kind = "lists"
 )
 
 // Kinds lists every kind, in the order a copy of a whole store takes them.
-var Kinds = []Kind{Conversations, Recent, UsageDays, Notes, Summaries}
+var Kinds = []Kind{Conversations, Recent, UsageDays, Notes, Summaries, Lists}
 
 // Record is one stored value.
 type Record struct {

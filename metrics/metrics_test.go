@@ -148,6 +148,10 @@ func TestStorePassesEveryKind(t *testing.T) {
 	mem.AddUsage(ctx, phone, time.Now(), conversation.Usage{Messages: 1})
 	mem.Remember(ctx, phone, conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: time.Now()})
 	mem.SaveTurn(ctx, phone, []conversation.Message{conversation.UserText("hi"), conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("hello"))})
+	mem.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
+		l.Add("grocery", []conversation.ListItem{{Text: "milk", AddedAt: time.Now()}})
+		return nil
+	})
 	for _, kind := range conversation.Kinds {
 		if recs, _ := inner.List(ctx, kind, ""); len(recs) != 1 {
 			t.Errorf("%s: %d records behind the wrapper, want 1", kind, len(recs))

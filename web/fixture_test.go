@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,9 +57,7 @@ func newFixture(t testing.TB, change func(*web.Options)) *fixture {
 	if f.mem, err = conversation.New(f.store, nil); err != nil {
 		t.Fatal(err)
 	}
-	if f.lists, err = lists.Open(filepath.Join(t.TempDir(), "lists.json"), nil); err != nil {
-		t.Fatal(err)
-	}
+	f.lists = lists.New(f.mem, nil)
 	f.opts = web.Options{
 		Memory: f.mem, Lists: f.lists, Locker: f.locker, Family: family,
 		ConfigPath: "/home/erin/mombot/mombot.json",

@@ -31,18 +31,18 @@ type listsData struct {
 
 // listsPage shows the family's lists, each with its forms.
 func (s *Server) listsPage(w http.ResponseWriter, r *http.Request, sess session) {
-	s.showLists(w, sess, http.StatusOK, &listsData{})
+	s.showLists(w, r, sess, http.StatusOK, &listsData{})
 }
 
-func (s *Server) showLists(w http.ResponseWriter, sess session, status int, d *listsData) {
+func (s *Server) showLists(w http.ResponseWriter, r *http.Request, sess session, status int, d *listsData) {
 	d.MaxLen = lists.MaxItemLen
-	sums, err := s.o.Lists.Lists()
+	sums, err := s.o.Lists.Lists(r.Context())
 	if err != nil {
 		s.log.Error("web: reading the lists", "err", err)
 		d.Problem = "The lists could not be read just now; the log has the detail."
 	}
 	for _, sum := range sums {
-		items, err := s.o.Lists.Items(sum.Name)
+		items, err := s.o.Lists.Items(r.Context(), sum.Name)
 		if errors.Is(err, lists.ErrNoList) {
 			continue // emptied since
 		}
@@ -87,7 +87,7 @@ func (s *Server) addItem(w http.ResponseWriter, r *http.Request, sess session) {
 		}
 	}
 	if problem != "" {
-		s.showLists(w, sess, http.StatusUnprocessableEntity, &listsData{Problem: problem, List: list, Item: item})
+		s.showLists(w, r, sess, http.StatusUnprocessableEntity, &listsData{Problem: problem, List: list, Item: item})
 		return
 	}
 	http.Redirect(w, r, "/lists#"+listAnchor(list), http.StatusSeeOther)
@@ -102,7 +102,7 @@ func (s *Server) removeItem(w http.ResponseWriter, r *http.Request, sess session
 		// Removed already, by someone else or by the assistant: done.
 	case err != nil:
 		s.log.Error("web: removing a list item", "err", err)
-		s.showLists(w, sess, http.StatusInternalServerError, &listsData{Problem: "Not removed; the log has the detail."})
+		s.showLists(w, r, sess, http.StatusInternalServerError, &listsData{Problem: "Not removed; the log has the detail."})
 		return
 	}
 	http.Redirect(w, r, "/lists#"+listAnchor(list), http.StatusSeeOther)
@@ -113,7 +113,7 @@ func (s *Server) deleteList(w http.ResponseWriter, r *http.Request, sess session
 	err := s.o.Lists.Delete(r.Context(), r.PostForm.Get("list"))
 	if err != nil && !errors.Is(err, lists.ErrNoList) {
 		s.log.Error("web: deleting a list", "err", err)
-		s.showLists(w, sess, http.StatusInternalServerError, &listsData{Problem: "Not deleted; the log has the detail."})
+		s.showLists(w, r, sess, http.StatusInternalServerError, &listsData{Problem: "Not deleted; the log has the detail."})
 		return
 	}
 	http.Redirect(w, r, "/lists", http.StatusSeeOther)

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -70,13 +71,13 @@ func TestListItemsEscaped(t *testing.T) {
 // listTexts returns the lists as "name: item, item; name: item".
 func (f *fixture) listTexts() string {
 	f.t.Helper()
-	sums, err := f.lists.Lists()
+	sums, err := f.lists.Lists(context.Background())
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	var out []string
 	for _, s := range sums {
-		items, err := f.lists.Items(s.Name)
+		items, err := f.lists.Items(context.Background(), s.Name)
 		if err != nil {
 			f.t.Fatal(err)
 		}

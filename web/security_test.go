@@ -70,7 +70,7 @@ func TestCSRF(t *testing.T) {
 			})
 		}
 	}
-	if items, err := f.lists.Items("grocery"); err != nil || len(items) != 1 || items[0].Text != "milk" {
+	if items, err := f.lists.Items(context.Background(), "grocery"); err != nil || len(items) != 1 || items[0].Text != "milk" {
 		t.Errorf("the lists changed: %v, %v", items, err)
 	}
 	if n := len(f.claude.Requests()); n != 0 {

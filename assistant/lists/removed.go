@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/mombot/mombot/conversation"
 )
 
 // Removed items are kept for a while so that a removal can be undone:
@@ -16,7 +18,7 @@ import (
 
 // KeepRemoved is how long a removed item can be put back, and MaxRemoved
 // how many removed items are kept at most (the newest; a whole list's
-// worth). The oldest go first when the file reaches MaxFileBytes.
+// worth). The oldest go first when the lists reach MaxBytes.
 const (
 	KeepRemoved = 7 * 24 * time.Hour
 	MaxRemoved  = MaxItems
@@ -24,17 +26,7 @@ const (
 
 // Removed is an item removed from a list, as it was, with who removed it
 // and when.
-type Removed struct {
-	List string `json:"list"`
-	Item
-	// RemovedBy is the family member's name; empty for others and for the
-	// lists page.
-	RemovedBy string    `json:"removed_by,omitempty"`
-	RemovedAt time.Time `json:"removed_at"`
-	// Removal numbers the removal that took the item: the items one call
-	// removed share it, and a later removal has a larger one.
-	Removal int64 `json:"removal"`
-}
+type Removed = conversation.RemovedItem
 
 // discard keeps items, removed from the list name by by, among f's
 // removed items, as one removal.
@@ -45,7 +37,7 @@ func (s *Store) discard(f *file, name string, items []Item, by string) {
 		n = f.Removed[len(f.Removed)-1].Removal + 1
 	}
 	for _, it := range items {
-		f.Removed = append(f.Removed, Removed{List: name, Item: it, RemovedBy: by, RemovedAt: now, Removal: n})
+		f.Removed = append(f.Removed, Removed{List: name, ListItem: it, RemovedBy: by, RemovedAt: now, Removal: n})
 	}
 }
 
@@ -106,7 +98,7 @@ func (s *Store) Restore(ctx context.Context, list string, texts []string) (resto
 		// entries newest first.
 		cands := make([]Item, len(from))
 		for j, i := range from {
-			cands[len(from)-1-j] = f.Removed[i].Item
+			cands[len(from)-1-j] = f.Removed[i].ListItem
 		}
 		for _, text := range texts {
 			j, err := match(cands, text)
@@ -119,7 +111,7 @@ func (s *Store) Restore(ctx context.Context, list string, texts []string) (resto
 		keep := f.Removed[:0:0]
 		for i, r := range f.Removed {
 			if take[i] {
-				back = append(back, r.Item)
+				back = append(back, r.ListItem)
 			} else {
 				keep = append(keep, r)
 			}
@@ -141,10 +133,10 @@ func (s *Store) Restore(ctx context.Context, list string, texts []string) (resto
 // RemovedFrom returns the items removed from list in the last KeepRemoved
 // that can be put back, newest first; an empty list means from every
 // list.
-func (s *Store) RemovedFrom(list string) ([]Removed, error) {
+func (s *Store) RemovedFrom(ctx context.Context, list string) ([]Removed, error) {
 	name := Name(list)
 	var out []Removed
-	err := s.view(func(f *file) {
+	err := s.view(ctx, func(f *file) {
 		for _, r := range recent(f.Removed, s.now()) {
 			if name == "" || r.List == name {
 				out = append(out, r)

@@ -2,29 +2,19 @@ package lists
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
-	"github.com/mombot/mombot/internal/atomicfile"
+	"github.com/mombot/mombot/conversation"
 )
 
 // Item is one entry of a list.
-type Item struct {
-	Text    string    `json:"text"`
-	AddedBy string    `json:"added_by,omitempty"` // the family member's name; empty for others
-	AddedAt time.Time `json:"added_at"`
-}
+type Item = conversation.ListItem
 
 // Summary names a list and how many items it has.
 type Summary struct {
@@ -43,34 +33,30 @@ var ErrNoItem = errors.New("no such item")
 // their limits; the error's text says which, and what to do instead.
 var ErrLimit = errors.New("over the lists' limits")
 
-// Limits of the lists, so that a confused or misled model cannot grow the
-// file without end: the family keeps at most MaxLists lists of at most
-// MaxItems items each; a list's name has at most MaxNameLen characters and
-// an item's text at most MaxItemLen; and the whole file, removed items
-// included, takes at most MaxFileBytes. A change past a limit is refused
-// whole, with an error wrapping ErrLimit.
+// Limits of the lists, so that a confused or misled model cannot grow them
+// without end: the family keeps at most MaxLists lists of at most MaxItems
+// items each; a list's name has at most MaxNameLen characters and an
+// item's text at most MaxItemLen; and the lists, removed items included,
+// take at most MaxBytes as stored. A change past a limit is refused whole,
+// with an error wrapping ErrLimit.
 const (
-	MaxLists     = 50
-	MaxItems     = 500
-	MaxNameLen   = 100
-	MaxItemLen   = 200
-	MaxFileBytes = 512 << 10
+	MaxLists   = 50
+	MaxItems   = 500
+	MaxNameLen = 100
+	MaxItemLen = 200
+	MaxBytes   = 512 << 10
 )
 
-// Store is the family's lists in one JSON file. It is safe for concurrent
-// use by many goroutines and processes.
+// Store is the family's lists, kept in a conversation store (see the
+// package doc). It is safe for concurrent use by many goroutines, and by
+// the processes and replicas that share the conversation store.
 type Store struct {
-	path string
-	now  func() time.Time
-	mu   sync.Mutex
+	mem *conversation.Memory
+	now func() time.Time
 }
 
-// file is the JSON layout: {"lists":{"grocery":[{"text":"milk",...}]},
-// "removed":[{"list":"grocery","text":"eggs",...,"removed_by":"Erin",...}]}.
-type file struct {
-	Lists   map[string][]Item `json:"lists"`
-	Removed []Removed         `json:"removed,omitempty"` // oldest first
-}
+// file is the lists as stored.
+type file = conversation.FamilyLists
 
 // limitError is an error wrapping ErrLimit whose text is only what the
 // person or the model needs to read.
@@ -83,60 +69,20 @@ func limitf(format string, args ...any) error {
 	return &limitError{msg: fmt.Sprintf(format, args...)}
 }
 
-// Open returns the lists kept at path. The file need not exist yet; its
-// folder must. now is the clock; nil means time.Now.
-func Open(path string, now func() time.Time) (*Store, error) {
+// New returns the family's lists kept in mem's store. now is the clock of
+// the items' times and of how long removed items are kept; nil means
+// time.Now.
+func New(mem *conversation.Memory, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	// The folder is the data folder, which the first run creates, as the
-	// conversation store does.
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("lists: open: %w", err)
-	}
-	fi, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		return nil, fmt.Errorf("lists: open: %w", err)
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("lists: open: %s is not a folder", filepath.Dir(path))
-	}
-	s := &Store{path: path, now: now}
-	// A save killed mid-write leaves its temporary file behind; remove
-	// those under the lock, which every writer holds while it writes.
-	unlock, err := lockPath(context.Background(), path+".lock")
-	if err != nil {
-		return nil, fmt.Errorf("lists: open: %w", err)
-	}
-	_, err = atomicfile.RemoveTemps(path)
-	unlock()
-	if err != nil {
-		return nil, fmt.Errorf("lists: open: remove temporary files: %w", err)
-	}
-	if _, err := s.read(); err != nil {
-		return nil, fmt.Errorf("lists: open: %w", err)
-	}
-	return s, nil
+	return &Store{mem: mem, now: now}
 }
 
 // Name returns the key a list is kept under: lower case, trimmed, inner
 // white space and control characters collapsed ("Grocery " and "grocery"
 // are one list).
-func Name(list string) string {
-	return strings.ToLower(oneLine(list))
-}
-
-// oneLine returns s with control characters as spaces, and white space
-// trimmed and collapsed.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
+func Name(list string) string { return conversation.ListName(list) }
 
 // checkName refuses a name for a new list: empty, or too long.
 func checkName(name string) error {
@@ -158,101 +104,50 @@ func shown(name string) string {
 	return string([]rune(name)[:MaxNameLen]) + "…"
 }
 
-// read returns the lists in the file.
-func (s *Store) read() (*file, error) {
-	f := &file{Lists: map[string][]Item{}}
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, f); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path, err)
-	}
-	if f.Lists == nil {
-		f.Lists = map[string][]Item{}
-	}
-	return f, nil
-}
-
-// update runs change on the current lists and saves them if it succeeds,
-// holding the in-process and the cross-process lock. The removed items
-// older than KeepRemoved, or past MaxRemoved, are dropped, and the oldest
-// others as far as the file needs to stay within MaxFileBytes; a change
-// that adds items and would still take the file past it is refused, while
-// one that removes is not, even in a file over it from before the limits.
+// update runs change on the current lists and writes them if it
+// succeeds, on the condition that nobody changed them meanwhile (else it
+// reads them again and runs change again: change must start from what it
+// is given each time). The removed items older than KeepRemoved, or past
+// MaxRemoved, are dropped, and the oldest others as far as the lists need
+// to stay within MaxBytes; a change that adds items and would still take
+// the lists past it is refused, while one that removes is not, even when
+// the lists are over it from before the limits.
 func (s *Store) update(ctx context.Context, change func(*file) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	unlock, err := lockPath(ctx, s.path+".lock")
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	f, err := s.read()
-	if err != nil {
-		return err
-	}
-	before := f.items()
-	if err := change(f); err != nil {
-		return err
-	}
-	for k, v := range f.Lists {
-		if len(v) == 0 {
-			delete(f.Lists, k)
-		}
-	}
-	f.Removed = recent(f.Removed, s.now())
-	data, err := encode(f)
-	if err != nil {
-		return err
-	}
-	for len(data) > MaxFileBytes && len(f.Removed) > 0 {
-		f.Removed = forget(f.Removed, len(data)-MaxFileBytes)
-		if data, err = encode(f); err != nil {
+	return s.mem.UpdateFamilyLists(ctx, func(f *file) error {
+		before := f.ItemCount()
+		if err := change(f); err != nil {
 			return err
 		}
-	}
-	if items := f.items(); len(data) > MaxFileBytes && items > before {
-		return limitf("the lists are full: %d items in %d lists take %d KB, and the most they may take is %d KB; remove items or lists first", items, len(f.Lists), len(data)>>10, MaxFileBytes>>10)
-	}
-	return atomicfile.WriteFile(s.path, data)
-}
-
-// items returns how many items f's lists hold.
-func (f *file) items() int {
-	n := 0
-	for _, v := range f.Lists {
-		n += len(v)
-	}
-	return n
-}
-
-// encode returns the file's bytes.
-func encode(f *file) ([]byte, error) {
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(data, '\n'), nil
+		f.Removed = recent(f.Removed, s.now())
+		data, err := f.Encode()
+		if err != nil {
+			return err
+		}
+		for len(data) > MaxBytes && len(f.Removed) > 0 {
+			f.Removed = forget(f.Removed, len(data)-MaxBytes)
+			if data, err = f.Encode(); err != nil {
+				return err
+			}
+		}
+		if items := f.ItemCount(); len(data) > MaxBytes && items > before {
+			return limitf("the lists are full: %d items in %d lists take %d KB, and the most they may take is %d KB; remove items or lists first", items, len(f.Lists), len(data)>>10, MaxBytes>>10)
+		}
+		return nil
+	})
 }
 
 // view runs look on the current lists.
-func (s *Store) view(look func(*file)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, err := s.read()
+func (s *Store) view(ctx context.Context, look func(*file)) error {
+	f, err := s.mem.FamilyLists(ctx)
 	if err != nil {
 		return err
 	}
-	look(f)
+	look(&f)
 	return nil
 }
 
 func cleanItem(text string) (string, error) {
-	text = oneLine(text)
+	text = conversation.OneLine(text)
 	switch n := utf8.RuneCountInString(text); {
 	case n == 0:
 		return "", errors.New("an item must have some text")
@@ -270,18 +165,10 @@ func put(f *file, name string, items []Item) ([]Item, error) {
 	if !ok && len(f.Lists) >= MaxLists {
 		return nil, limitf("the family already has %d lists, the most it may keep; add to one of them, or empty one first", len(f.Lists))
 	}
-	var added []Item
-	for _, it := range items {
-		if slices.ContainsFunc(cur, func(c Item) bool { return strings.EqualFold(c.Text, it.Text) }) {
-			continue
-		}
-		if len(cur) >= MaxItems {
-			return nil, limitf("the %s list is full (%d items, the most a list may hold); remove some first", shown(name), MaxItems)
-		}
-		cur = append(cur, it)
-		added = append(added, it)
+	added := f.Add(name, items)
+	if len(cur)+len(added) > MaxItems && len(added) > 0 {
+		return nil, limitf("the %s list is full (%d items, the most a list may hold); remove some first", shown(name), MaxItems)
 	}
-	f.Lists[name] = cur
 	return added, nil
 }
 
@@ -326,6 +213,7 @@ func (s *Store) Add(ctx context.Context, list string, items []string, by string)
 func (s *Store) Remove(ctx context.Context, list string, texts []string, positions []int, by string) (removed, left []Item, err error) {
 	name := Name(list)
 	err = s.update(ctx, func(f *file) error {
+		removed = nil
 		cur, ok := f.Lists[name]
 		if !ok {
 			return fmt.Errorf("%w: %q", ErrNoList, shown(name))
@@ -431,11 +319,11 @@ func match(items []Item, text string) (int, error) {
 }
 
 // Items returns list's items, or an error wrapping ErrNoList.
-func (s *Store) Items(list string) ([]Item, error) {
+func (s *Store) Items(ctx context.Context, list string) ([]Item, error) {
 	name := Name(list)
 	var out []Item
 	var ok bool
-	if err := s.view(func(f *file) { out, ok = f.Lists[name] }); err != nil {
+	if err := s.view(ctx, func(f *file) { out, ok = f.Lists[name] }); err != nil {
 		return nil, fmt.Errorf("lists: items: %w", err)
 	}
 	if !ok {
@@ -445,9 +333,9 @@ func (s *Store) Items(list string) ([]Item, error) {
 }
 
 // Lists returns every non-empty list, by name.
-func (s *Store) Lists() ([]Summary, error) {
+func (s *Store) Lists(ctx context.Context) ([]Summary, error) {
 	var out []Summary
-	err := s.view(func(f *file) {
+	err := s.view(ctx, func(f *file) {
 		for k, v := range f.Lists {
 			out = append(out, Summary{Name: k, Items: len(v)})
 		}

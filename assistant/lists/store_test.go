@@ -13,16 +13,51 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/assistant/lists"
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/jsonfile"
 )
 
+// open returns lists kept in a fresh jsonfile store, and the store's path,
+// on which another process's store may be opened.
 func open(t *testing.T) (*lists.Store, string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "lists.json")
-	s, err := lists.Open(path, nil)
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	return openOn(t, path, nil), path
+}
+
+// openOn returns lists kept in the jsonfile store at path, as another
+// process would open it.
+func openOn(t *testing.T, path string, now func() time.Time) *lists.Store {
+	t.Helper()
+	st, err := jsonfile.Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, path
+	t.Cleanup(func() { st.Close() })
+	mem, err := conversation.New(st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lists.New(mem, now)
+}
+
+// storedBytes returns the size of the lists as the store at path keeps
+// them.
+func storedBytes(t *testing.T, path string) int {
+	t.Helper()
+	st, err := jsonfile.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rec, err := st.Get(context.Background(), conversation.Lists, conversation.ListsKey)
+	if errors.Is(err, conversation.ErrNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rec.Data)
 }
 
 func texts(items []lists.Item) string {
@@ -50,24 +85,16 @@ func TestAddRemove(t *testing.T) {
 	if _, _, err := s.Remove(ctx, "to-do", []string{"x"}, nil, "Erin"); !errors.Is(err, lists.ErrNoList) {
 		t.Errorf("removing from a missing list: %v", err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("file mode %v, %v", fi.Mode().Perm(), err)
-	}
-
-	// Another store on the same file sees everything.
-	s2, err := lists.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, err := s2.Items("GROCERY")
+	// Another process on the same store sees everything.
+	s2 := openOn(t, path, nil)
+	items, err := s2.Items(ctx, "GROCERY")
 	if err != nil || texts(items) != "[eggs]" {
 		t.Errorf("reopened: %v, %v", texts(items), err)
 	}
 	if _, _, err := s2.Remove(ctx, "grocery", []string{"eggs"}, nil, "Erin"); err != nil {
 		t.Fatal(err)
 	}
-	if sums, _ := s.Lists(); len(sums) != 0 {
+	if sums, _ := s.Lists(ctx); len(sums) != 0 {
 		t.Errorf("an empty list is kept: %v", sums)
 	}
 }
@@ -81,17 +108,14 @@ func TestAmbiguousText(t *testing.T) {
 	if _, _, err := s.Remove(ctx, "grocery", []string{"apples"}, nil, "Erin"); !errors.Is(err, lists.ErrNoItem) {
 		t.Errorf("an ambiguous text removed something: %v", err)
 	}
-	if items, _ := s.Items("grocery"); len(items) != 2 {
+	if items, _ := s.Items(ctx, "grocery"); len(items) != 2 {
 		t.Errorf("a failed removal changed the list: %v", texts(items))
 	}
 }
 
 func TestConcurrentAdds(t *testing.T) {
 	s, path := open(t)
-	s2, err := lists.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := openOn(t, path, nil)
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Add(1)
@@ -107,65 +131,8 @@ func TestConcurrentAdds(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if items, _ := s.Items("to-do"); len(items) != 20 {
+	if items, _ := s.Items(context.Background(), "to-do"); len(items) != 20 {
 		t.Errorf("%d items, want 20: an update was lost", len(items))
-	}
-}
-
-func TestOpenBadFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lists.json")
-	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lists.Open(path, nil); err == nil {
-		t.Error("opened a corrupt file")
-	}
-	// A missing data folder is created, as on a first run.
-	if _, err := lists.Open(filepath.Join(t.TempDir(), "missing", "lists.json"), nil); err != nil {
-		t.Errorf("a missing data folder: %v", err)
-	}
-	// A folder that cannot be one is an error.
-	file := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(file, nil, 0o600)
-	if _, err := lists.Open(filepath.Join(file, "lists.json"), nil); err == nil {
-		t.Error("opened a list under a file")
-	}
-}
-
-// TestOpenRemovesTemps checks that the temporary file of a save killed
-// mid-write is removed when the lists are opened, and the lists kept.
-func TestOpenRemovesTemps(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "lists.json")
-	if err := os.WriteFile(path, []byte(`{"lists":{"grocery":[{"text":"milk","added_at":"2026-01-02T03:04:05Z"}]}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	leftover := filepath.Join(dir, ".lists.json.tmp-1234")
-	if err := os.WriteFile(leftover, []byte(`{"lists":`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s, err := lists.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(leftover); err == nil {
-		t.Error("the leftover temporary file is still there")
-	}
-	items, err := s.Items("grocery")
-	if err != nil || texts(items) != "[milk]" {
-		t.Errorf("Items = %v, %v; want [milk]", texts(items), err)
-	}
-}
-
-// TestOpenEmptyFile checks that a 0-byte lists file is an unparsable file
-// like any other, not silently an empty set of lists.
-func TestOpenEmptyFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lists.json")
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lists.Open(path, nil); err == nil {
-		t.Error("opened a 0-byte lists file as if it were empty lists")
 	}
 }
 
@@ -186,7 +153,7 @@ func TestRemoveItemAndDelete(t *testing.T) {
 	if err := s.RemoveItem(ctx, "grocery", "milk"); !errors.Is(err, lists.ErrNoItem) {
 		t.Errorf("removing a removed item: %v, want ErrNoItem", err)
 	}
-	if items, err := s.Items("grocery"); err != nil || texts(items) != "[oat milk]" {
+	if items, err := s.Items(ctx, "grocery"); err != nil || texts(items) != "[oat milk]" {
 		t.Errorf("after removing milk: %v, %v", texts(items), err)
 	}
 	if err := s.RemoveItem(ctx, "to-do", "x"); !errors.Is(err, lists.ErrNoList) {
@@ -195,7 +162,7 @@ func TestRemoveItemAndDelete(t *testing.T) {
 	if err := s.Delete(ctx, "GROCERY"); err != nil {
 		t.Fatal(err)
 	}
-	if sums, err := s.Lists(); err != nil || len(sums) != 0 {
+	if sums, err := s.Lists(ctx); err != nil || len(sums) != 0 {
 		t.Errorf("after Delete: %v, %v", sums, err)
 	}
 	if err := s.Delete(ctx, "grocery"); !errors.Is(err, lists.ErrNoList) {
@@ -208,16 +175,12 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-// openAt opens a lists file with a clock of its own.
+// openAt opens lists with a clock of their own.
 func openAt(t *testing.T) (*lists.Store, string, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 3, 2, 17, 5, 0, 0, time.UTC)}
-	path := filepath.Join(t.TempDir(), "lists.json")
-	s, err := lists.Open(path, c.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, path, c
+	path := filepath.Join(t.TempDir(), "conversations.json")
+	return openOn(t, path, c.now), path, c
 }
 
 // TestLimits checks each limit of the lists: what is just within it is
@@ -251,7 +214,7 @@ func TestLimits(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, _ := s.Lists()
+			before, _ := s.Lists(ctx)
 			_, err := s.Add(ctx, tt.list, tt.items, "Erin")
 			if tt.want == "" {
 				if err != nil {
@@ -262,7 +225,7 @@ func TestLimits(t *testing.T) {
 			if !errors.Is(err, lists.ErrLimit) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want ErrLimit saying %q", err, tt.want)
 			}
-			if after, _ := s.Lists(); fmt.Sprint(after) != fmt.Sprint(before) {
+			if after, _ := s.Lists(ctx); fmt.Sprint(after) != fmt.Sprint(before) {
 				t.Errorf("a refused add changed the lists")
 			}
 		})
@@ -299,16 +262,16 @@ func TestItemTextCleaned(t *testing.T) {
 	if err != nil || texts(got) != "[oat milk 2 l]" {
 		t.Fatalf("Add = %v, %v", texts(got), err)
 	}
-	if sums, _ := s.Lists(); len(sums) != 1 || sums[0].Name != "gro cery" {
+	if sums, _ := s.Lists(context.Background()); len(sums) != 1 || sums[0].Name != "gro cery" {
 		t.Errorf("lists %v", sums)
 	}
 }
 
-// TestFileBounded fills the lists as a runaway model would, 500 items of
-// 200 characters to list after list: the adds past MaxFileBytes are
-// refused, the file stays under it, and removing still works when it is
+// TestBounded fills the lists as a runaway model would, 500 items of
+// 200 characters to list after list: the adds past MaxBytes are refused,
+// the stored lists stay under it, and removing still works when they are
 // full.
-func TestFileBounded(t *testing.T) {
+func TestBounded(t *testing.T) {
 	ctx := context.Background()
 	s, path := open(t)
 	refused := 0
@@ -327,17 +290,17 @@ func TestFileBounded(t *testing.T) {
 		case err != nil:
 			t.Fatal(err)
 		}
-		if fi, err := os.Stat(path); err == nil && fi.Size() > lists.MaxFileBytes {
-			t.Fatalf("after add %d the file is %d bytes, over %d", i, fi.Size(), lists.MaxFileBytes)
+		if n := storedBytes(t, path); n > lists.MaxBytes {
+			t.Fatalf("after add %d the lists take %d bytes, over %d", i, n, lists.MaxBytes)
 		}
 	}
 	if refused == 0 {
 		t.Fatal("nothing was refused")
 	}
 	// Full, yet a whole list can still be removed, and put back: all of
-	// it but what the file had no room to keep (removed items take more
+	// it but what the lists had no room to keep (removed items take more
 	// bytes than listed ones), which is the least that was removed.
-	items, _ := s.Items("flood 0")
+	items, _ := s.Items(ctx, "flood 0")
 	positions := make([]int, len(items))
 	for i := range positions {
 		positions[i] = i + 1
@@ -345,33 +308,35 @@ func TestFileBounded(t *testing.T) {
 	if _, _, err := s.Remove(ctx, "flood 0", nil, positions, "Jason"); err != nil {
 		t.Fatalf("removing from full lists: %v", err)
 	}
-	if fi, _ := os.Stat(path); fi.Size() > lists.MaxFileBytes {
-		t.Fatalf("after the removal the file is %d bytes", fi.Size())
+	if n := storedBytes(t, path); n > lists.MaxBytes {
+		t.Fatalf("after the removal the lists take %d bytes", n)
 	}
-	kept, _ := s.RemovedFrom("flood 0")
+	kept, _ := s.RemovedFrom(ctx, "flood 0")
 	if len(kept) < 450 {
 		t.Errorf("%d of 500 removed items kept to put back", len(kept))
 	}
 	if _, _, err := s.Restore(ctx, "flood 0", nil); err != nil {
 		t.Fatalf("putting back what was removed: %v", err)
 	}
-	if items, _ := s.Items("flood 0"); len(items) != len(kept) {
+	if items, _ := s.Items(ctx, "flood 0"); len(items) != len(kept) {
 		t.Errorf("%d items put back, want the %d kept", len(items), len(kept))
 	}
 }
 
 // TestLegacyFileOverTheLimits checks a file from before the limits, with a
-// 20,000-character list name and over MaxFileBytes: it opens, its lists
-// can be removed, and nothing can be added until it is under the limit.
+// 20,000-character list name and over MaxBytes: it is imported whole, its
+// lists can be removed, and nothing can be added until they are under the
+// limit.
 func TestLegacyFileOverTheLimits(t *testing.T) {
 	ctx := context.Background()
+	s, store := open(t)
 	path := filepath.Join(t.TempDir(), "lists.json")
 	long := strings.Repeat("n", 20_000)
 	legacy := map[string]map[string][]lists.Item{"lists": {long: {{Text: "x"}}}}
 	for i := range 4 {
 		var items []lists.Item
 		for j := range 500 {
-			items = append(items, lists.Item{Text: fmt.Sprintf("%d %d %s", i, j, strings.Repeat("y", 190))})
+			items = append(items, lists.Item{Text: fmt.Sprintf("%d %d %s", i, j, strings.Repeat("y", 250))})
 		}
 		legacy["lists"][fmt.Sprint("big ", i)] = items
 	}
@@ -379,12 +344,11 @@ func TestLegacyFileOverTheLimits(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := lists.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
+	if n, err := s.Import(ctx, path); err != nil || n != 2001 {
+		t.Fatalf("Import = %d, %v; want 2001 items", n, err)
 	}
 	if _, err := s.Add(ctx, "grocery", []string{"milk"}, "Erin"); !errors.Is(err, lists.ErrLimit) {
-		t.Errorf("adding to a file over the limit: %v", err)
+		t.Errorf("adding to lists over the limit: %v", err)
 	}
 	if err := s.Delete(ctx, long); err != nil {
 		t.Fatalf("deleting the list with a long name: %v", err)
@@ -397,8 +361,8 @@ func TestLegacyFileOverTheLimits(t *testing.T) {
 	if _, err := s.Add(ctx, "grocery", []string{"milk"}, "Erin"); err != nil {
 		t.Errorf("adding once the file is small: %v", err)
 	}
-	if fi, _ := os.Stat(path); fi.Size() > lists.MaxFileBytes {
-		t.Errorf("the file is %d bytes", fi.Size())
+	if n := storedBytes(t, store); n > lists.MaxBytes {
+		t.Errorf("the lists take %d bytes", n)
 	}
 }
 
@@ -416,7 +380,7 @@ func TestRemovedCanBePutBack(t *testing.T) {
 	if _, _, err := s.Remove(ctx, "grocery", nil, []int{1, 2, 3}, "Erin"); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := s.RemovedFrom("Grocery")
+	removed, err := s.RemovedFrom(ctx, "Grocery")
 	if err != nil || len(removed) != 3 || removed[0].RemovedBy != "Erin" || removed[0].AddedBy != "Jason" || !removed[0].RemovedAt.Equal(c.t) {
 		t.Fatalf("RemovedFrom = %+v, %v", removed, err)
 	}
@@ -457,7 +421,7 @@ func TestRemovedCanBePutBack(t *testing.T) {
 	if _, _, err := s.Restore(ctx, "grocery", nil); !errors.Is(err, lists.ErrNoItem) {
 		t.Errorf("restoring after a week: %v", err)
 	}
-	if removed, _ := s.RemovedFrom(""); len(removed) != 0 {
+	if removed, _ := s.RemovedFrom(ctx, ""); len(removed) != 0 {
 		t.Errorf("removed items kept after a week: %+v", removed)
 	}
 }

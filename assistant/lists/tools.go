@@ -100,7 +100,7 @@ func (showTool) InputSchema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{` + listProp + `}}`)
 }
 
-func (t showTool) Run(_ context.Context, c assistant.Call) (string, error) {
+func (t showTool) Run(ctx context.Context, c assistant.Call) (string, error) {
 	var in struct {
 		List string `json:"list"`
 	}
@@ -108,7 +108,7 @@ func (t showTool) Run(_ context.Context, c assistant.Call) (string, error) {
 		return "", err
 	}
 	if Name(in.List) == "" {
-		sums, err := t.s.Lists()
+		sums, err := t.s.Lists(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -122,7 +122,7 @@ func (t showTool) Run(_ context.Context, c assistant.Call) (string, error) {
 		}
 		return b.String(), nil
 	}
-	items, err := t.s.Items(in.List)
+	items, err := t.s.Items(ctx, in.List)
 	out := ""
 	switch {
 	case errors.Is(err, ErrNoList):
@@ -132,7 +132,7 @@ func (t showTool) Run(_ context.Context, c assistant.Call) (string, error) {
 	default:
 		out = render(Name(in.List), items)
 	}
-	removed, err := t.s.RemovedFrom(in.List)
+	removed, err := t.s.RemovedFrom(ctx, in.List)
 	if err != nil {
 		return "", err
 	}

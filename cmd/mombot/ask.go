@@ -23,7 +23,7 @@ import (
 )
 
 // assistantConfig is what the commands that talk to Claude share: the
-// memory, the configuration file and the lists file.
+// memory, the configuration file and the lists file to import.
 type assistantConfig struct {
 	mem        memoryConfig
 	configPath string
@@ -48,7 +48,7 @@ func (c *assistantConfig) register(fs *flag.FlagSet, e *env) error {
 		return err
 	}
 	fs.StringVar(&c.configPath, "config", e.getenv("MOMBOT_CONFIG"), "configuration file: family, time zones, model, prompt file (env MOMBOT_CONFIG; default mombot.json if it exists)")
-	fs.StringVar(&c.listsPath, "lists", e.getenv("MOMBOT_LISTS"), "the family's shared lists file (env MOMBOT_LISTS; default lists.json next to the conversations)")
+	fs.StringVar(&c.listsPath, "lists", e.getenv("MOMBOT_LISTS"), "a lists file of an earlier release to import into the store at start, then renamed *.imported (env MOMBOT_LISTS; default lists.json next to the conversations)")
 	return nil
 }
 
@@ -171,8 +171,8 @@ func sameDigits(fc *config.File, from string) string {
 	return fmt.Sprintf("; did you mean %s (%s)?", match, fc.Family[match].Name)
 }
 
-// listsFile returns where the shared lists are kept: the flag, or next to
-// the conversations.
+// listsFile returns the lists file of an earlier release to import: the
+// flag, or next to the conversations.
 func (c *assistantConfig) listsFile() string {
 	if c.listsPath != "" {
 		return c.listsPath
@@ -205,17 +205,19 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	for number, p := range c.extraFamily {
 		opts.Family[number] = p
 	}
-	// The store first: the lists file is next to it by default, so a
-	// store path that cannot be used is reported as the store's, not as
-	// the lists'.
 	mem, store, err := c.mem.open(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	a, err := func() (*assistant.Assistant, error) {
-		shared, err := lists.Open(c.listsFile(), nil)
+		shared := lists.New(mem, nil)
+		file := c.listsFile()
+		n, err := shared.Import(ctx, file)
 		if err != nil {
 			return nil, err
+		}
+		if n > 0 {
+			e.log.Info("lists: imported a lists file into the store", "renamed_to", file+lists.ImportedSuffix, "items_added", n)
 		}
 		c.lists = shared
 		if opts.Tools, err = assistant.NewRegistry(lists.Tools(shared)...); err != nil {

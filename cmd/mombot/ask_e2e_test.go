@@ -557,17 +557,16 @@ func (f *askFixture) showJSON(phone string) []string {
 	return compactAll(f.t, msgs)
 }
 
-// lists returns the family's lists from the lists file next to the
-// conversations.
+// lists returns the family's lists as mombot lists --json prints them.
 func (f *askFixture) lists() map[string][]lists.Item {
 	f.t.Helper()
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(f.store), "lists.json"))
+	stdout, stderr, err := f.mombot("lists", "--json")
 	if err != nil {
-		f.t.Fatal(err)
+		f.t.Fatalf("lists --json: %v\n%s", err, stderr)
 	}
 	var file struct{ Lists map[string][]lists.Item }
-	if err := json.Unmarshal(data, &file); err != nil {
-		f.t.Fatalf("lists file: %v\n%s", err, data)
+	if err := json.Unmarshal([]byte(stdout), &file); err != nil {
+		f.t.Fatalf("lists --json: %v\n%s", err, stdout)
 	}
 	return file.Lists
 }

@@ -92,18 +92,28 @@ func TestAskFollowUpAndIsolation(t *testing.T) {
 	}
 }
 
+// TestAskListsWorkflow checks the lists through ask: a lists.json of an
+// earlier release is imported at start and renamed, the tools change the
+// lists in the store, and mombot lists shows them.
 func TestAskListsWorkflow(t *testing.T) {
 	a := newAskEnv(t)
+	file := filepath.Join(a.dir, "lists.json")
+	if err := os.WriteFile(file, []byte(`{"lists":{"grocery":[{"text":"bread","added_by":"Jason","added_at":"2026-02-24T10:35:00Z"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	a.srv.Enqueue(
 		anthropictest.ToolUse("", anthropictest.Call{Name: "list_add", Input: map[string]any{"list": "grocery", "items": []string{"limes", "cilantro"}}}),
 		anthropictest.Text("Added."),
-		anthropictest.ToolUse("", anthropictest.Call{Name: "list_remove", Input: map[string]any{"list": "grocery", "positions": []int{2}}}),
+		anthropictest.ToolUse("", anthropictest.Call{Name: "list_remove", Input: map[string]any{"list": "grocery", "positions": []int{3}}}),
 		anthropictest.Text("Removed cilantro."),
 	)
 	if _, _, err := a.run("ask", "--from", "+14155551234", "add limes and cilantro to the grocery list"); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := a.run("ask", "--from", "+14155551234", "remove the second one")
+	if _, err := os.Stat(file + ".imported"); err != nil {
+		t.Errorf("lists.json was not renamed once imported: %v", err)
+	}
+	out, _, err := a.run("ask", "--from", "+14155551234", "remove the third one")
 	if err != nil || out != "Removed cilantro.\n" {
 		t.Fatalf("%q, %v", out, err)
 	}
@@ -111,16 +121,20 @@ func TestAskListsWorkflow(t *testing.T) {
 	if n := a.lastMessages(); n != 7 {
 		t.Errorf("sent %d messages, want 7", n)
 	}
-	// The list has limes; cilantro is kept among the removed items, to be
-	// put back with list_restore.
-	data, err := os.ReadFile(filepath.Join(a.dir, "lists.json"))
+	// The list has bread and limes; cilantro is kept among the removed
+	// items, to be put back with list_restore.
+	out, _, err = a.run("lists", "--json")
 	var f struct {
 		Lists   map[string][]lists.Item
 		Removed []lists.Removed
 	}
-	if err != nil || json.Unmarshal(data, &f) != nil || len(f.Lists["grocery"]) != 1 || f.Lists["grocery"][0].Text != "limes" ||
+	if err != nil || json.Unmarshal([]byte(out), &f) != nil || len(f.Lists["grocery"]) != 2 || f.Lists["grocery"][0].Text != "bread" || f.Lists["grocery"][1].Text != "limes" ||
 		len(f.Removed) != 1 || f.Removed[0].Text != "cilantro" || f.Removed[0].RemovedBy != "Erin" {
-		t.Errorf("lists.json = %s, %v", data, err)
+		t.Errorf("lists --json = %s, %v", out, err)
+	}
+	out, _, err = a.run("lists")
+	if want := "grocery (2)\n  1. bread (Jason)\n  2. limes (Erin)\n"; err != nil || !strings.HasPrefix(out, want) || !strings.Contains(out, "grocery: cilantro (removed by Erin") {
+		t.Errorf("lists = %q, %v; want it to start %q and name the removed cilantro", out, err, want)
 	}
 }
 

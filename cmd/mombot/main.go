@@ -73,6 +73,7 @@ var commands = map[string]command{
 	"ask":         {"send one message as a family member and print the reply", runAsk},
 	"chat":        {"talk with the assistant in the terminal, with the same memory", runChat},
 	"serve":       {"run the WhatsApp webhook server (Meta Cloud API)", runServe},
+	"lists":       {"show the family's shared lists", runLists},
 	"usage":       {"what the assistant's API calls cost, per person and in total", runUsage},
 	"erase":       {"delete everything stored about one phone number", runErase},
 	"healthcheck": {"ask a running server's /healthz; exit 0 if it answers (for containers)", runHealthcheck},

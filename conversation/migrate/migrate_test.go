@@ -143,9 +143,10 @@ func TestForceAndProgress(t *testing.T) {
 	}
 }
 
-// TestRecordsCopiedWhereMissing: the usage ledger and recent messages are
-// copied where the target has no record under the key, and a target's own
-// record is kept, so that copying twice never counts usage twice.
+// TestRecordsCopiedWhereMissing: the usage ledger, recent messages and the
+// family's lists are copied where the target has no record under the key,
+// and a target's own record is kept, so that copying twice never counts
+// usage twice.
 func TestRecordsCopiedWhereMissing(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
@@ -157,13 +158,17 @@ func TestRecordsCopiedWhereMissing(t *testing.T) {
 	from.AddUsage(ctx, "+14155555678", day, conversation.Usage{Messages: 2})
 	to.AddUsage(ctx, "+14155555678", day, conversation.Usage{Messages: 7})
 	from.Remember(ctx, "+14155551234", conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: now})
+	from.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
+		l.Add("grocery", []conversation.ListItem{{Text: "milk", AddedAt: now}})
+		return nil
+	})
 	for range 2 {
 		r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Records+r.RecordsKept != 3 {
-			t.Fatalf("records copied %d, kept %d; want 3 in all", r.Records, r.RecordsKept)
+		if r.Records+r.RecordsKept != 4 {
+			t.Fatalf("records copied %d, kept %d; want 4 in all", r.Records, r.RecordsKept)
 		}
 	}
 	got, err := to.UsageSince(ctx, time.Time{})
@@ -175,6 +180,9 @@ func TestRecordsCopiedWhereMissing(t *testing.T) {
 	}
 	if m, err := to.Recall(ctx, "+14155551234", "wamid.1"); err != nil || m.Text != "hi" {
 		t.Fatalf("recent message in the target: %+v, %v", m, err)
+	}
+	if l, err := to.FamilyLists(ctx); err != nil || len(l.Lists["grocery"]) != 1 || l.Lists["grocery"][0].Text != "milk" {
+		t.Fatalf("lists in the target: %+v, %v", l, err)
 	}
 }
 

@@ -4,13 +4,15 @@
 // contract: lifecycle, expiry, the turn cap, isolation between phones, the
 // system sender, image placeholders, byte stability, validity, persistence
 // across reopening and concurrent use; that it keeps the usage ledger
-// ([conversation.UsageLedger]) next to the conversations; and that it
-// remembers recent messages by id ([conversation.RecentMessages]); and that
-// it keeps the family's notes ([conversation.Notes]): ids and limits under
+// ([conversation.UsageLedger]) next to the conversations; that it
+// remembers recent messages by id ([conversation.RecentMessages]); that it
+// keeps the family's notes ([conversation.Notes]): ids and limits under
 // concurrent writers, privacy, and forgetting that leaves no text behind;
-// and the running summaries ([conversation.Summaries]): no turn that
-// leaves a conversation is lost before it is folded, none is folded
-// twice, and a forgotten note's text leaves them too.
+// the running summaries ([conversation.Summaries]): no turn that leaves a
+// conversation is lost before it is folded, none is folded twice, and a
+// forgotten note's text leaves them too; and the family's lists
+// ([conversation.FamilyLists]), changes from two stores on the same
+// storage never losing each other.
 package storetest
 
 import (
@@ -80,6 +82,7 @@ func Run(t *testing.T, newStorage NewStorage) {
 	runRecent(t, newStorage)    // recent.go
 	runNotes(t, newStorage)     // notes.go
 	runSummaries(t, newStorage) // summaries.go
+	runLists(t, newStorage)     // lists.go
 }
 
 // env is one test's store, memory and clock.
