@@ -140,7 +140,9 @@ func TestStoreTimesOperationsAndCountsFailures(t *testing.T) {
 func TestStorePassesEveryKind(t *testing.T) {
 	ctx := context.Background()
 	inner := memstore.New()
-	mem, err := conversation.New(metrics.New().Store(inner), nil)
+	// One turn kept, and a running summary: the first turn, pushed out by
+	// the second, waits in the summaries.
+	mem, err := conversation.New(metrics.New().Store(inner), &conversation.Options{MaxTurns: 1, Summarize: func(string) bool { return true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +150,9 @@ func TestStorePassesEveryKind(t *testing.T) {
 	mem.AddUsage(ctx, phone, time.Now(), conversation.Usage{Messages: 1})
 	mem.Remember(ctx, phone, conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: time.Now()})
 	mem.SaveTurn(ctx, phone, []conversation.Message{conversation.UserText("hi"), conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("hello"))})
+	mem.SaveTurn(ctx, phone, []conversation.Message{conversation.UserText("again"), conversation.NewMessage(conversation.RoleAssistant, conversation.TextBlock("hello again"))})
+	fam := conversation.Family{ID: conversation.DefaultFamilyID, Members: map[string]string{phone: "Erin"}}
+	mem.AddNote(ctx, fam, phone, conversation.NewNote{Text: "likes tea", Scope: conversation.ScopeFamily})
 	mem.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
 		l.Add("grocery", []conversation.ListItem{{Text: "milk", AddedAt: time.Now()}})
 		return nil
