@@ -274,6 +274,50 @@ func TestSaveRejectsReusedToolID(t *testing.T) {
 	}
 }
 
+// TestSaveOverAnotherMemorysWrite: a Memory whose copy of a conversation
+// is old (another Memory on the same store wrote or deleted it since)
+// neither loses the other's turn nor brings a deleted conversation back.
+func TestSaveOverAnotherMemorysWrite(t *testing.T) {
+	clock := func() time.Time { return time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC) }
+	store := memstore.New()
+	a, _ := conversation.New(store, &conversation.Options{Now: clock})
+	b, _ := conversation.New(store, &conversation.Options{Now: clock})
+	save := func(mem *conversation.Memory, text string) {
+		t.Helper()
+		if err := mem.SaveTurn(ctx, "+1", []conversation.Message{conversation.UserText(text), msg("assistant", `"ok"`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := func() string {
+		t.Helper()
+		fresh, _ := conversation.New(store, &conversation.Options{Now: clock})
+		h, err := fresh.History(ctx, "+1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range h {
+			if m.Role == conversation.RoleUser {
+				got = append(got, string(m.Content))
+			}
+		}
+		return strings.Join(got, " ")
+	}
+	save(a, "one")
+	save(b, "two")
+	save(a, "three") // a's copy holds "one" only
+	if got, want := texts(), `"one" "two" "three"`; got != want {
+		t.Fatalf("after saves by two memories: %s, want %s", got, want)
+	}
+	if err := b.Clear(ctx, "+1"); err != nil {
+		t.Fatal(err)
+	}
+	save(a, "four") // a's copy holds the cleared conversation
+	if got, want := texts(), `"four"`; got != want {
+		t.Fatalf("after another memory cleared it: %s, want %s", got, want)
+	}
+}
+
 func TestSweepKeepsConversationAtTheTimeout(t *testing.T) {
 	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
 	store := memstore.New()

@@ -386,15 +386,23 @@ func backoff(ctx context.Context, attempt int) error {
 
 // update reads phone's conversation (an empty one when none is stored),
 // lets change edit it, and writes it back on the condition that nobody
-// wrote it meanwhile, reading again when somebody did.
+// wrote it meanwhile, reading again when somebody did. The first attempt
+// starts from the conversation as this Memory last read or wrote it, when
+// it has it, without reading: the conditional write fails if another
+// writer came since, and the next attempt reads. A save after the read of
+// the same message's history so costs one write, not a read and a write.
 func (m *Memory) update(ctx context.Context, phone string, change func(c *Conversation, now time.Time) error) error {
+	c, cached := m.read.latest(phone)
 	for attempt := range maxAttempts {
-		c, err := m.load(ctx, phone)
-		if errors.Is(err, ErrNotFound) {
-			c, err = Conversation{Phone: phone}, nil
-		}
-		if err != nil {
-			return err
+		if !cached {
+			var err error
+			c, err = m.load(ctx, phone)
+			if errors.Is(err, ErrNotFound) {
+				c, err = Conversation{Phone: phone}, nil
+			}
+			if err != nil {
+				return err
+			}
 		}
 		if err := change(&c, m.now()); err != nil {
 			return err
@@ -409,6 +417,10 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 		}
 		if !errors.Is(err, ErrConflict) {
 			return err
+		}
+		if cached {
+			cached = false // not contention: this Memory's copy was old
+			continue
 		}
 		if err := backoff(ctx, attempt); err != nil {
 			return err

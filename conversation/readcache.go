@@ -20,10 +20,20 @@ type readCache struct {
 
 // get returns a copy of phone's conversation at version, if cached.
 func (r *readCache) get(phone string, version int64) (Conversation, bool) {
+	c, ok := r.latest(phone)
+	if !ok || c.Version != version {
+		return Conversation{}, false
+	}
+	return c, true
+}
+
+// latest returns a copy of phone's cached conversation, at whatever
+// version it was cached; the store may hold a later one.
+func (r *readCache) latest(phone string) (Conversation, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.convs[phone]
-	if !ok || c.Version != version || version == 0 {
+	if !ok || c.Version == 0 {
 		return Conversation{}, false
 	}
 	return c.clone(), true
