@@ -323,9 +323,11 @@ func (m *Memory) save(ctx context.Context, phone string, turn Turn, shown *Shown
 			return err
 		}
 		kept := keptTurns(c.Turns, c.LastActive, now, m.lim)
-		for _, t := range kept {
-			if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
-				return err
+		if len(ids) > 0 { // most turns call no tool: no blocks to read
+			for _, t := range kept {
+				if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
+					return err
+				}
 			}
 		}
 		// A session that starts anew shows no memory of the one before.
