@@ -102,6 +102,11 @@ type Options struct {
 	// Transcriber turns voice notes into text; nil means voice notes are
 	// not set up, and the person is told so.
 	Transcriber Transcriber
+
+	// Notes, if set, keeps the family's long-term notes: the members of
+	// Family are offered the remember and forget tools and shown the
+	// notes they see (see [NotesOptions]); nil means no notes.
+	Notes *NotesOptions
 }
 
 // Sentinel errors of [Assistant.Handle]. Each comes with a reply for the
@@ -162,6 +167,13 @@ type Assistant struct {
 	staticTTL    string        // the static prefix's breakpoint, if any
 
 	transcriber Transcriber // nil: voice notes are not set up
+
+	// The notes (notes.go): fam is the notes' family; members, when
+	// notes are on, is this assistant with the note tools, which answers
+	// the family's members; notes is set on that one.
+	fam     conversation.Family
+	members *Assistant
+	notes   bool
 }
 
 // New returns an assistant that calls the Messages API with client and
@@ -255,6 +267,14 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		f.staticTTL = staticTTL(o.CacheTTL, f.staticTokens, f.minCache)
 		f.prefix = renderPrefix(fb, o.MaxTokens, o.SystemPrompt, o.Tools.Tools(), f.staticTTL)
 		a.fallback = &f
+	}
+	if o.Notes != nil {
+		if a.fam, err = notesFamily(o.Notes, family); err != nil {
+			return nil, fmt.Errorf("assistant: new: %w", err)
+		}
+		if a.members, err = a.withNotes(o); err != nil {
+			return nil, fmt.Errorf("assistant: new: %w", err)
+		}
 	}
 	return a, nil
 }
@@ -468,10 +488,12 @@ func (a *Assistant) handle(ctx, held context.Context, in Inbound) (Reply, error)
 	user, stored := userMessage(in, mediaType, doc, words, a.person(in.From), sentAt)
 
 	win := &window{tokensPerByte: 0.25}
+	var c conversation.Conversation
+	loaded := false
 	if !system {
-		c, err := a.mem.Current(ctx, in.From)
+		c, err = a.mem.Current(ctx, in.From)
 		if err == nil {
-			win = planWindow(c, start, a.window)
+			win, loaded = planWindow(c, start, a.window), true
 		} else {
 			if ctx.Err() != nil {
 				err = fmt.Errorf("assistant: handle: %w", err)
@@ -484,10 +506,13 @@ func (a *Assistant) handle(ctx, held context.Context, in Inbound) (Reply, error)
 		}
 	}
 
-	t := &turn{a: a, in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, storedUser: stored, log: log}
+	t := &turn{a: a.memberOf(in.From), in: in, person: a.configured(in.From), win: win, history: win.history(), msgs: []conversation.Message{user}, storedUser: stored, log: log}
+	t.startMemory(ctx, c, loaded)
 	reply, err := t.run(ctx)
 	t.recordUsage(ctx)
-	a.rememberInbound(ctx, in, words, sentAt, log)
+	if !t.forgotten {
+		a.rememberInbound(ctx, in, words, sentAt, log)
+	}
 	log.Info("assistant: message handled",
 		"history_messages", len(t.history),
 		"window_turns", len(win.sent()),

@@ -19,18 +19,24 @@ import (
 // tools, system, messages, or the API refuses the request with a 400. A
 // prefix shorter than the model's minimum cacheable length is never
 // cached, so a breakpoint there is wasted. Each request carries up to
-// three:
+// four:
 //
 //  1. The static prefix, on the system prompt: tools and system prompt are
 //     the same bytes for the whole family, so it lives an hour (written at
 //     2x once an hour, instead of at 1.25x each time nobody has written for
 //     5 minutes). Left out when tools and prompt are under the model's
 //     minimum, as the built-in ones are.
-//  2. The end of the history sent, on the last block of the last stored
+//  2. With the family's notes on, the memory shown to a member (notes.go),
+//     a second system block: the same bytes for the whole session. It
+//     lives an hour (5 minutes under TTL5m, so that it never follows a
+//     shorter one), so that a window's jump, or the next session with the
+//     same notes, reads it. Left out, like the first, below the model's
+//     minimum.
+//  3. The end of the history sent, on the last block of the last stored
 //     message (the previous answer). Its lifetime is chosen per person (see
 //     historyTTL): an hour-long entry here survives a pause, and the next
 //     message then rewrites only the last turn, not the whole history.
-//  3. The top-level automatic breakpoint, 5 minutes, on the last block of
+//  4. The top-level automatic breakpoint, 5 minutes, on the last block of
 //     the request: the next call of the same message, or the person's next
 //     message, reads everything up to it.
 

@@ -10,5 +10,5 @@ func (a *Assistant) Locker() *delivery.Local { return a.locker.(*delivery.Local)
 
 // Body renders the request body for history and msgs.
 func (a *Assistant) Body(history, msgs []conversation.Message) ([]byte, error) {
-	return a.body(history, msgs, "")
+	return a.body(history, msgs, "", nil)
 }

@@ -50,6 +50,11 @@ type turn struct {
 	shrunk                    bool    // the window was shrunk for a prompt too long
 	learnt                    bool    // the first call's usage was looked at
 	promptTokens, promptBytes int64   // the size of the last request
+
+	// The long-term memory shown (notes.go): nil for none.
+	shown     *conversation.Shown
+	gone      []conversation.Note // notes forgotten during the turn
+	forgotten bool                // the turn held one of them and is stored forgotten
 }
 
 // toolUse is a tool_use block of a response.
@@ -269,7 +274,7 @@ func (t *turn) answer(content json.RawMessage) string {
 // another ("add milk", then "show the list"), and returns the user message
 // with their results.
 func (t *turn) runTools(ctx context.Context, uses []toolUse) conversation.Message {
-	call := Call{Phone: t.in.From, Person: t.person}
+	call := Call{Phone: t.in.From, Person: t.person, turn: t}
 	return toolResults(uses, func(u toolUse) (string, bool) {
 		out, isErr, err := t.a.tools.run(ctx, u, call)
 		switch {
@@ -454,7 +459,16 @@ func (t *turn) save(ctx context.Context) error {
 		extra[windowKey] = rec
 	}
 	turn := conversation.Turn{Messages: t.storable(), Extra: extra}
-	if err := t.a.mem.Save(ctx, t.in.From, turn); err != nil {
+	if len(t.gone) > 0 && conversation.TurnHolds(turn, t.gone...) {
+		// The person had a note written and forgotten in one message.
+		turn, t.forgotten = conversation.ForgetTurn(turn), true
+	}
+	if t.shown != nil {
+		err = t.a.mem.SaveShown(ctx, t.in.From, turn, *t.shown)
+	} else {
+		err = t.a.mem.Save(ctx, t.in.From, turn)
+	}
+	if err != nil {
 		t.log.Error("assistant: save turn", "err", err)
 		return fmt.Errorf("assistant: handle: %w: %w", apology.ErrNotSaved, err)
 	}

@@ -25,8 +25,9 @@ import (
 // ephemeral is a 5-minute prompt cache breakpoint.
 const ephemeral = `{"type":"ephemeral"}`
 
-// renderPrefix returns the request body up to and including `"messages":[`.
-// It is computed once,
+// renderPrefix returns the request body up to and including the system
+// prompt's text block, before the memory's block, if any, and the
+// messages ([Assistant.body] writes them). It is computed once,
 // so tools and system prompt are the same bytes in every request, which is
 // what lets the prompt cache serve them to every person.
 //
@@ -67,15 +68,15 @@ func renderPrefix(model string, maxTokens int, system string, tools []Tool, syst
 	if systemTTL != "" {
 		b.WriteString(`,"cache_control":` + cacheControl(systemTTL))
 	}
-	b.WriteString(`}]`)
-	b.WriteString(`,"messages":[`)
+	b.WriteByte('}')
 	return b.Bytes()
 }
 
 // body returns the request body for history followed by msgs, with a
-// breakpoint of lifetime mark at the end of history unless mark is empty.
-func (a *Assistant) body(history, msgs []conversation.Message, mark string) ([]byte, error) {
-	n := len(a.prefix) + 2
+// breakpoint of lifetime mark at the end of history unless mark is empty,
+// and memory, unless nil, as a second system block (notes.go).
+func (a *Assistant) body(history, msgs []conversation.Message, mark string, memory []byte) ([]byte, error) {
+	n := len(a.prefix) + len(memory) + 32
 	for _, m := range history {
 		n += len(m.Content) + 32
 	}
@@ -84,6 +85,11 @@ func (a *Assistant) body(history, msgs []conversation.Message, mark string) ([]b
 	}
 	b := bytes.NewBuffer(make([]byte, 0, n))
 	b.Write(a.prefix)
+	if memory != nil {
+		b.WriteByte(',')
+		b.Write(memory)
+	}
+	b.WriteString(`],"messages":[`)
 	i := 0
 	for _, list := range [][]conversation.Message{history, msgs} {
 		for _, m := range list {
@@ -127,9 +133,10 @@ type stopDetails struct {
 }
 
 // send makes one Messages API call, with a breakpoint of lifetime mark at
-// the end of history unless mark is empty.
-func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Message, mark string) (response, error) {
-	body, err := a.body(history, msgs, mark)
+// the end of history unless mark is empty, and the memory block unless
+// nil.
+func (a *Assistant) send(ctx context.Context, history, msgs []conversation.Message, mark string, memory []byte) (response, error) {
+	body, err := a.body(history, msgs, mark, memory)
 	if err != nil {
 		return response{}, fmt.Errorf("render request: %w", err)
 	}

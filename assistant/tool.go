@@ -45,6 +45,10 @@ type Call struct {
 	Person Person
 	// Input is the input the model gave, a JSON object.
 	Input json.RawMessage
+	// ToolUseID is the id of the model's tool_use block.
+	ToolUseID string
+
+	turn *turn // the turn the call is part of, for the note tools
 }
 
 // DecodeInput decodes call's input into v, rejecting fields v does not
@@ -151,7 +155,7 @@ func (r *Registry) run(ctx context.Context, use toolUse, call Call) (out string,
 	if json.Unmarshal(use.Input, &obj) != nil || obj == nil {
 		return "The input must be a JSON object.", true, fmt.Errorf("tool %q: input is not a JSON object", use.Name)
 	}
-	call.Input = use.Input
+	call.Input, call.ToolUseID = use.Input, use.ID
 	defer func() {
 		if p := recover(); p != nil {
 			out, isErr = errPanic.Error(), true

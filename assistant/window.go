@@ -310,14 +310,14 @@ func (t *turn) send(ctx context.Context) (response, error) {
 	if !t.marked {
 		t.mark, t.marked = t.historyMark(), true
 	}
-	resp, err := t.api().send(ctx, t.history, t.msgs, t.mark)
+	resp, err := t.api().send(ctx, t.history, t.msgs, t.mark, t.memoryBlock())
 	if excess, ok := tooLongBy(err); ok && !t.shrunk && t.win.shrink(excess) {
 		t.shrunk = true
 		t.log.Warn("assistant: prompt too long; trying once more with fewer turns of history",
 			"err", err, "window_turns", len(t.win.sent()))
 		t.history = t.win.history()
 		t.mark = t.historyMark()
-		resp, err = t.api().send(ctx, t.history, t.msgs, t.mark)
+		resp, err = t.api().send(ctx, t.history, t.msgs, t.mark, t.memoryBlock())
 	}
 	if err == nil {
 		u := resp.usage

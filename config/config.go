@@ -62,6 +62,13 @@ type File struct {
 	// (docs/privacy.md).
 	Retention Retention `json:"retention"`
 
+	// FamilyID is the key of the family's long-term notes; empty means
+	// conversation.DefaultFamilyID, claimed by the family's numbers
+	// (docs/memory.md, "Long-term notes").
+	FamilyID string `json:"family_id"`
+	// Memory turns the long-term memory on and off.
+	Memory Memory `json:"memory"`
+
 	path string // the configuration file, "" when none was read
 	dir  string // the configuration file's folder
 }
@@ -170,6 +177,11 @@ func Load(path string) (*File, error) {
 	if _, err := c.UsageRetention(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	if c.FamilyID != "" {
+		if err := conversation.CheckFamilyID(c.FamilyID); err != nil {
+			return nil, fmt.Errorf("config %s: family_id: want 1 to 64 characters without control characters or surrounding spaces, got %q", at(false, "family_id"), c.FamilyID)
+		}
+	}
 	if _, err := c.Prices.Resolve(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -197,6 +209,24 @@ func positive(key, s, example string) (time.Duration, error) {
 // requestTimeout returns request_timeout, or 0 for the default.
 func (c *File) requestTimeout() (time.Duration, error) {
 	return positive("request_timeout", c.RequestTimeout, "30s")
+}
+
+// Memory is the "memory" object of the configuration file.
+type Memory struct {
+	// Notes turns the family's notes (the remember and forget tools, and
+	// the notes shown at each session's start) on or off; absent means
+	// on.
+	Notes *bool `json:"notes"`
+}
+
+// NotesFamily returns the family whose notes the configuration keeps, and
+// whether notes are on: not when memory.notes is false.
+func (c *File) NotesFamily() (conversation.Family, bool) {
+	fam := conversation.Family{ID: c.FamilyID, Members: c.Names()}
+	if fam.ID == "" {
+		fam.ID, fam.Claim = conversation.DefaultFamilyID, true
+	}
+	return fam, c.Memory.Notes == nil || *c.Memory.Notes
 }
 
 // Retention is the "retention" object of the configuration file.
@@ -322,7 +352,8 @@ const TranscriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
 // request timeout, the system prompt, the family with their time zones,
 // the request window and cache lifetime (WindowOptions, checked against a
 // memory that keeps maxTurns turns) and the voice notes' transcriber with
-// the key in TranscriptionKeyEnv (Transcriber, with insecureEndpoints).
+// the key in TranscriptionKeyEnv (Transcriber, with insecureEndpoints), and
+// the family's notes unless memory.notes is false (Notes).
 // The tools and the logger are the caller's to add.
 func (c *File) AssistantOptions(getenv func(string) string, maxTurns int, insecureEndpoints bool) (assistant.Options, error) {
 	o := assistant.Options{
@@ -351,6 +382,9 @@ func (c *File) AssistantOptions(getenv func(string) string, maxTurns int, insecu
 	}
 	if o.Transcriber, err = c.Transcriber(getenv(TranscriptionKeyEnv), insecureEndpoints); err != nil {
 		return o, err
+	}
+	if fam, on := c.NotesFamily(); on {
+		o.Notes = &assistant.NotesOptions{FamilyID: c.FamilyID, Members: fam.Members}
 	}
 	return o, nil
 }

@@ -148,3 +148,37 @@ func TestConfigErrorWords(t *testing.T) {
 		}
 	}
 }
+
+// TestNotesConfig: notes are on by default, keyed by the default family id
+// and claimed by the family's numbers; family_id names the key and
+// memory.notes false turns them off; a family_id that cannot be a key is
+// refused at start.
+func TestNotesConfig(t *testing.T) {
+	c, err := Load(writeConfig(t, `{"family": {"+14155551234": {"name": "Erin"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fam, on := c.NotesFamily()
+	if !on || fam.ID != "family" || !fam.Claim || fam.Members["+14155551234"] != "Erin" {
+		t.Errorf("default notes = %+v, on %v; want on, id family, claimed by Erin", fam, on)
+	}
+	opts, err := c.AssistantOptions(func(string) string { return "" }, 10, false)
+	if err != nil || opts.Notes == nil || opts.Notes.Members["+14155551234"] != "Erin" {
+		t.Errorf("assistant options' notes = %+v, %v", opts.Notes, err)
+	}
+	c, err = Load(writeConfig(t, `{"family_id": "smiths", "memory": {"notes": false}, "family": {"+14155551234": {"name": "Erin"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fam, on := c.NotesFamily(); on || fam.ID != "smiths" || fam.Claim {
+		t.Errorf("notes = %+v, on %v; want off, id smiths, not claimed", fam, on)
+	}
+	if opts, _ := c.AssistantOptions(func(string) string { return "" }, 10, false); opts.Notes != nil {
+		t.Errorf("memory.notes false still gives the assistant notes: %+v", opts.Notes)
+	}
+	for _, bad := range []string{`" smiths"`, `"a\u0001b"`, `"` + strings.Repeat("x", 65) + `"`} {
+		if _, err := Load(writeConfig(t, `{"family_id": `+bad+`}`)); err == nil || !strings.Contains(err.Error(), "family_id") {
+			t.Errorf("family_id %s: err = %v, want one naming family_id", bad, err)
+		}
+	}
+}

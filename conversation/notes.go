@@ -50,7 +50,7 @@ var (
 	// ErrNoNote: no live note with that id that this person can see. A
 	// private note of someone else is reported the same way, so that its
 	// existence is not revealed.
-	ErrNoNote = errors.New("no such note")
+	ErrNoNote = errors.New("no note")
 	// ErrNoteLimit: the note would take the notes past one of their
 	// limits.
 	ErrNoteLimit = errors.New("over the notes' limits")
@@ -574,6 +574,17 @@ func (m *Memory) rewrite(ctx context.Context, phone string, change func(c *Conve
 // holds reports whether s holds text, ignoring case and white space.
 func holds(s, text string) bool {
 	return text != "" && strings.Contains(strings.ToLower(OneLine(s)), strings.ToLower(text))
+}
+
+// TurnHolds reports whether t wrote one of notes (by its tool call) or
+// holds the text of one, ignoring case and white space, anywhere: what
+// [Memory.ForgetNote] replaces by [ForgetTurn].
+func TurnHolds(t Turn, notes ...Note) bool {
+	nj := make([]noteJSON, len(notes))
+	for i, n := range notes {
+		nj[i] = noteJSON{Text: n.Text, ToolUseID: n.ToolUseID}
+	}
+	return turnHolds(t, nj)
 }
 
 // turnHolds reports whether t wrote one of the notes (by its tool call)
