@@ -199,4 +199,17 @@ func TestCompose(t *testing.T) {
 	if len(r.Volumes) == 0 {
 		t.Error("redis keeps its append-only file in no volume")
 	}
+	p, ok := c.Services["postgres"]
+	if !ok {
+		t.Fatal("compose.yaml has no postgres service")
+	}
+	if !slices.Contains(p.Profiles, "postgres") {
+		t.Errorf("postgres profiles %v: PostgreSQL is optional, in the postgres profile", p.Profiles)
+	}
+	if len(p.Volumes) == 0 {
+		t.Error("postgres keeps its data in no volume")
+	}
+	if pw := p.Environment["POSTGRES_PASSWORD"]; !strings.HasPrefix(pw, "${") {
+		t.Errorf("compose.yaml sets POSTGRES_PASSWORD to %q itself: it belongs in .env", pw)
+	}
 }

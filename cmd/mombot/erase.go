@@ -82,12 +82,12 @@ func runErase(ctx context.Context, e *env, args []string) error {
 // storeURL, if it has one, and returns how many messages and handled ids
 // it removed.
 func eraseInbox(ctx context.Context, e *env, storeURL string, keys []string) (queued, handled int, err error) {
-	snd, err := openSenders(storeURL, e.log)
+	snd, err := openSenders(ctx, storeURL, e.log)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer snd.close()
-	inbox, err := snd.existingInbox(e.log)
+	inbox, err := snd.existingInbox(ctx, e.log)
 	if err != nil || inbox == nil {
 		return 0, 0, err
 	}

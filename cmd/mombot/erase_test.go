@@ -14,6 +14,7 @@ import (
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/pgtest"
 )
 
 // The person erased and another, whose data must stay. Their texts are
@@ -66,12 +67,12 @@ func seedErase(t *testing.T, url string) {
 func seedInbox(t *testing.T, url string) {
 	t.Helper()
 	ctx := context.Background()
-	snd, err := openSenders(url, quietEnv().log)
+	snd, err := openSenders(context.Background(), url, quietEnv().log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer snd.close()
-	inbox, err := snd.inbox(0, quietEnv().log)
+	inbox, err := snd.inbox(context.Background(), 0, quietEnv().log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +188,21 @@ func TestEraseRedis(t *testing.T) {
 			t.Errorf("the value of %q holds the erased number's data", k)
 		}
 	}
+}
+
+// TestErasePostgres: on a PostgreSQL store, erase empties the number's
+// inbox too, which delivery/postgres keeps in the store's schema.
+func TestErasePostgres(t *testing.T) {
+	url := withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
+	seedErase(t, url)
+	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": url}, "erase", eraseGone)
+	if code != 0 {
+		t.Fatalf("erase: exit %d: %s", code, errOut)
+	}
+	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
+		t.Errorf("erase printed %q, want %q", out, want)
+	}
+	assertErasedKeepsOthers(t, url)
 }
 
 // assertErasedKeepsOthers checks through the store's API that the erased

@@ -9,13 +9,17 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/mombot/mombot/conversation/postgres"
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storeurl"
 	"github.com/mombot/mombot/delivery"
+	deliverypostgres "github.com/mombot/mombot/delivery/postgres"
 	deliveryredis "github.com/mombot/mombot/delivery/redis"
 )
 
@@ -30,6 +34,11 @@ import (
 //     in order whichever replica Meta posts them to. While Redis is down,
 //     WhatsApp's messages are held in this process's memory and answered
 //     all the same, rather than refused, and /healthz says "degraded".
+//   - postgres://: in the store's database and schema (delivery/postgres),
+//     shared by every replica on it as on Redis. While PostgreSQL cannot
+//     take a message, the webhook is refused (503) and Meta delivers it
+//     again later: nothing is answered from one process's memory that
+//     another replica cannot see.
 //   - a file or sqlite: store: the locks of this process, and
 //     whatsapp-inbox.json next to the store.
 type senders struct {
@@ -37,15 +46,29 @@ type senders struct {
 	locker   delivery.Locker
 	rdb      *goredis.Client // nil unless on Redis
 	prefix   string          // the keys' on Redis
+	pool     *pgxpool.Pool   // nil unless on PostgreSQL
+	schema   string          // the tables' on PostgreSQL
 }
 
-// openSenders opens the sender locks that go with the store URL.
-func openSenders(storeURL string, log *slog.Logger) (*senders, error) {
+// openSenders opens the sender locks that go with the store URL; on
+// PostgreSQL it sets up their tables.
+func openSenders(ctx context.Context, storeURL string, log *slog.Logger) (*senders, error) {
 	spec, err := storeurl.Parse(storeURL)
 	if err != nil {
 		return nil, err
 	}
 	s := &senders{storeURL: storeURL, locker: &delivery.Local{}}
+	if spec.Kind == storeurl.Postgres {
+		if s.pool, err = postgresPool(ctx, spec.PostgresURL); err != nil {
+			return nil, err
+		}
+		s.schema = spec.Schema
+		if s.locker, err = deliverypostgres.NewLocker(ctx, s.pool, &deliverypostgres.LockerOptions{Schema: s.schema, Logger: log}); err != nil {
+			s.pool.Close()
+			return nil, fmt.Errorf("serve: sender locks on postgres: %w", err)
+		}
+		return s, nil
+	}
 	if spec.Kind != storeurl.Redis {
 		return s, nil
 	}
@@ -63,7 +86,14 @@ func openSenders(storeURL string, log *slog.Logger) (*senders, error) {
 // inbox opens WhatsApp's inbox. maxAge is how old a message may be and
 // still be answered (whatsapp.Config.MaxAge), which bounds how long Redis
 // keeps a queue.
-func (s *senders) inbox(maxAge time.Duration, log *slog.Logger) (delivery.Inbox, error) {
+func (s *senders) inbox(ctx context.Context, maxAge time.Duration, log *slog.Logger) (delivery.Inbox, error) {
+	if s.pool != nil {
+		in, err := deliverypostgres.NewInbox(ctx, s.pool, &deliverypostgres.InboxOptions{Schema: s.schema})
+		if err != nil {
+			return nil, fmt.Errorf("serve: inbox on postgres: %w", err)
+		}
+		return in, nil
+	}
 	if s.rdb != nil {
 		return deliveryredis.NewInbox(s.rdb, &deliveryredis.InboxOptions{Prefix: s.prefix, MaxAge: maxAge})
 	}
@@ -76,25 +106,34 @@ func (s *senders) inbox(maxAge time.Duration, log *slog.Logger) (delivery.Inbox,
 
 // existingInbox opens WhatsApp's inbox for erase: nil, and no file
 // created, when serve has never kept one beside a file or sqlite: store.
-func (s *senders) existingInbox(log *slog.Logger) (delivery.Inbox, error) {
-	if s.rdb == nil {
+func (s *senders) existingInbox(ctx context.Context, log *slog.Logger) (delivery.Inbox, error) {
+	if s.rdb == nil && s.pool == nil {
 		path := filepath.Join(storeurl.Dir(s.storeURL), "whatsapp-inbox.json")
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 	}
-	return s.inbox(0, log)
+	return s.inbox(ctx, 0, log)
 }
 
-// memoryFallback is delivery.Options.MemoryFallback: set for the inbox
-// replicas share, which may be down while this process is not; unset for
-// a file, whose failure (a full disk) would put acknowledged messages in
-// memory only.
+// memoryFallback is delivery.Options.MemoryFallback: set for the inbox on
+// Redis, which may be down while this process is not; unset for a file,
+// whose failure (a full disk) would put acknowledged messages in memory
+// only, and for PostgreSQL, where a message the database could not take
+// is refused for Meta to deliver again.
 func (s *senders) memoryFallback() bool { return s.rdb != nil }
 
 // health is the check of what the messages' path depends on for
-// /healthz: Redis, when on it; nil otherwise.
+// /healthz: Redis or PostgreSQL, when on one; nil otherwise.
 func (s *senders) health() func(ctx context.Context) error {
+	if s.pool != nil {
+		return func(ctx context.Context) error {
+			if err := s.pool.Ping(ctx); err != nil {
+				return fmt.Errorf("postgres unreachable, refusing WhatsApp's messages for Meta to deliver them again: %w", err)
+			}
+			return nil
+		}
+	}
 	if s.rdb == nil {
 		return nil
 	}
@@ -106,8 +145,11 @@ func (s *senders) health() func(ctx context.Context) error {
 	}
 }
 
-// close closes the connections to Redis, if any.
+// close closes the connections to Redis or PostgreSQL, if any.
 func (s *senders) close() error {
+	if s.pool != nil {
+		s.pool.Close()
+	}
 	if s.rdb == nil {
 		return nil
 	}
@@ -140,4 +182,27 @@ func redisClient(url string) (*goredis.Client, error) {
 		o.MaxRetries = -1 // go-redis reads 0 as its default, 3
 	}
 	return goredis.NewClient(o), nil
+}
+
+// postgresPool returns a pool on the PostgreSQL database at url, with the
+// conversation store's bounds where url sets none: connections, and the
+// time one attempt to connect may take.
+func postgresPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The store parsed this URL first; its error says what is wrong
+		// without repeating a password.
+		return nil, errors.New("serve: sender locks on postgres: the store URL does not parse")
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = postgres.DefaultMaxConns
+	}
+	if !strings.Contains(url, "connect_timeout") {
+		cfg.ConnConfig.ConnectTimeout = postgres.DefaultConnectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("serve: sender locks on postgres: %w", err)
+	}
+	return pool, nil
 }

@@ -130,14 +130,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// locks, and WhatsApp's inbox, follow the store URL (inbox.go). Either
 	// way a message acknowledged to Meta is kept until answered, through a
 	// crash.
-	snd, err := openSenders(cfg.mem.store, e.log)
+	snd, err := openSenders(ctx, cfg.mem.store, e.log)
 	if err != nil {
 		return err
 	}
 	defer snd.close()
 	var inbox delivery.Inbox
 	if withWhatsApp {
-		if inbox, err = snd.inbox(wcfg.MaxAge, e.log); err != nil {
+		if inbox, err = snd.inbox(ctx, wcfg.MaxAge, e.log); err != nil {
 			return err
 		}
 		wcfg.Logger = e.log

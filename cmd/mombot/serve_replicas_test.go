@@ -16,6 +16,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/pgtest"
 )
 
 // redisStoreURL returns a redis:// store URL on MOMBOT_TEST_REDIS_URL with
@@ -194,9 +195,28 @@ func (l replicaLoad) check(t testing.TB, f *serveFixture, run string) {
 // random, some twice: no turn is lost, each message is answered once, and
 // each sender's turns are stored in the order sent.
 func TestServeReplicas(t *testing.T) {
+	testServeReplicas(t, redisStoreURL(t))
+}
+
+// TestServeReplicasPostgres is TestServeReplicas on one PostgreSQL
+// database: the conversations, the inbox and the sender locks in one
+// schema (delivery/postgres), where every message is recorded handled.
+func TestServeReplicasPostgres(t *testing.T) {
+	schema := pgtest.Name(t)
+	n := testServeReplicas(t, withQuery(t, pgtest.URL(t), "schema", schema))
+	var handled int
+	err := pgtest.Conn(t).QueryRow(context.Background(), `SELECT count(*) FROM `+schema+`.inbox WHERE handled_at IS NOT NULL`).Scan(&handled)
+	if err != nil || handled != n {
+		t.Errorf("%d messages recorded handled in the PostgreSQL inbox (%v), want %d", handled, err, n)
+	}
+}
+
+// testServeReplicas runs the replicas' test on the store and returns how
+// many messages were sent.
+func testServeReplicas(t *testing.T, store string) int {
 	load := replicaLoad{Senders: 8, PerSender: 6, Twice: 0.3, Seed: uint64(time.Now().UnixNano())}
 	t.Logf("seed %d", load.Seed)
-	f := newServeFixture(t, redisStoreURL(t), load.family())
+	f := newServeFixture(t, store, load.family())
 	f.args = []string{"--max-turns", fmt.Sprint(load.PerSender)}
 	// Long enough that one sender's messages wait for each other, across
 	// the replicas too.
@@ -210,4 +230,5 @@ func TestServeReplicas(t *testing.T) {
 	}
 	t.Logf("%d deliveries of %d messages", n, load.Senders*load.PerSender)
 	load.check(t, f, run)
+	return load.Senders * load.PerSender
 }
