@@ -43,7 +43,9 @@ func (r *readCache) latest(phone string) (Conversation, bool) {
 func (r *readCache) put(c Conversation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.convs == nil || len(r.convs) >= readCacheSize {
+	// A conversation already held replaces its copy: only a new one may
+	// overflow the cache.
+	if _, held := r.convs[c.Phone]; r.convs == nil || !held && len(r.convs) >= readCacheSize {
 		r.convs = make(map[string]Conversation)
 	}
 	r.convs[c.Phone] = c.clone()
