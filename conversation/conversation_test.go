@@ -297,7 +297,7 @@ func TestSaveOverAnotherMemorysWrite(t *testing.T) {
 		}
 		var got []string
 		for _, m := range h {
-			if m.Role == conversation.RoleUser {
+			if m.Role == conversation.RoleUser && m.IsString() {
 				got = append(got, string(m.Content))
 			}
 		}
@@ -315,6 +315,33 @@ func TestSaveOverAnotherMemorysWrite(t *testing.T) {
 	save(a, "four") // a's copy holds the cleared conversation
 	if got, want := texts(), `"four"`; got != want {
 		t.Fatalf("after another memory cleared it: %s, want %s", got, want)
+	}
+
+	// A tool id is refused only when the stored history holds it, not
+	// when an old copy does.
+	tool := func(text string) []conversation.Message {
+		return []conversation.Message{
+			conversation.UserText(text),
+			msg("assistant", `[{"type":"tool_use","id":"toolu_1","name":"t","input":{}}]`),
+			msg("user", `[{"type":"tool_result","tool_use_id":"toolu_1","content":"r"}]`),
+		}
+	}
+	for _, clear := range []*conversation.Memory{b, a} {
+		if err := b.Clear(ctx, "+1"); err != nil && !errors.Is(err, conversation.ErrNotFound) {
+			t.Fatal(err)
+		}
+		if err := a.SaveTurn(ctx, "+1", tool("five")); err != nil {
+			t.Fatal(err)
+		}
+		if err := clear.Clear(ctx, "+1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.SaveTurn(ctx, "+1", tool("six")); err != nil {
+			t.Fatalf("a tool id of a cleared conversation: %v", err)
+		}
+		if got, want := texts(), `"six"`; got != want {
+			t.Fatalf("after a clear and a tool turn: %s, want %s", got, want)
+		}
 	}
 }
 

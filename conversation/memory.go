@@ -407,6 +407,12 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 			}
 		}
 		if err := change(&c, m.now()); err != nil {
+			if cached {
+				// Decided on this Memory's copy, which may be old (a
+				// turn another writer cleared away): read, decide again.
+				cached = false
+				continue
+			}
 			return err
 		}
 		data, err := encodeConversation(c, m.loc)
@@ -472,6 +478,7 @@ func (m *Memory) Clear(ctx context.Context, phone string) error {
 	if err := m.forget(ctx, phone); err != nil {
 		return err
 	}
+	m.read.drop(phone)
 	if err := m.store.Delete(ctx, Conversations, phone, 0); err != nil {
 		return fmt.Errorf("conversation: clear: %w", err)
 	}
