@@ -52,25 +52,14 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	return bytes.TrimRight(out.Bytes(), "\n"), nil
 }
 
-// UnmarshalJSON decodes what MarshalJSON encodes. It also reads a message
-// an earlier version of mombot queued, which is the WhatsApp event alone:
-// its "ID" and "From" fields are the id and the key, and the whole of it
-// the body, so that what was acknowledged before an upgrade is answered
-// after it.
+// UnmarshalJSON decodes what MarshalJSON encodes (as mombot v0.1.0 did).
 func (m *Message) UnmarshalJSON(data []byte) error {
 	var e envelope
 	if err := json.Unmarshal(data, &e); err != nil {
 		return fmt.Errorf("delivery: message: %w", err)
 	}
-	if len(e.Body) == 0 {
-		var old struct{ ID, From string }
-		if err := json.Unmarshal(data, &old); err != nil {
-			return fmt.Errorf("delivery: message: %w", err)
-		}
-		e.ID, e.Key, e.Body = old.ID, old.From, append(json.RawMessage(nil), data...)
-	}
-	if e.ID == "" || e.Key == "" {
-		return errors.New("delivery: message without an id or a key")
+	if e.ID == "" || e.Key == "" || len(e.Body) == 0 {
+		return errors.New("delivery: message without an id, a key or a body")
 	}
 	*m = Message(e)
 	return nil

@@ -50,9 +50,6 @@ type File struct {
 	queues  map[string][]json.RawMessage
 	handled map[string]time.Time
 	senders map[string]string
-	// legacy is an earlier version's file of handled ids, merged in,
-	// and removed after the first write.
-	legacy string
 }
 
 // stamp identifies a version of the file: a rename puts a new inode in
@@ -72,11 +69,6 @@ type FileOptions struct {
 	Now func() time.Time
 	// Logger reports a damaged file; nil means slog.Default().
 	Logger *slog.Logger
-	// Handled names the file of handled ids that mombot kept apart before
-	// ({"seen": {"wamid...": time}}, whatsapp-seen.json): its ids are
-	// taken in, and it is removed once the File has written them, so that
-	// an upgrade does not answer again what was answered before it.
-	Handled string
 }
 
 type fileJSON struct {
@@ -106,33 +98,10 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	err := f.locked(func() error {
 		// Writers hold the lock, so the temporary files found now are
 		// those of saves killed mid-write: remove them.
-		for _, p := range []string{path, o.Handled} {
-			if p == "" {
-				continue
-			}
-			if n, err := atomicfile.RemoveTemps(p); err != nil {
-				return fmt.Errorf("remove temporary files: %w", err)
-			} else if n > 0 {
-				o.Logger.Info("delivery: removed temporary files left by interrupted saves", "path", p, "count", n)
-			}
-		}
-		if o.Handled == "" {
-			return nil
-		}
-		var old struct {
-			Seen map[string]time.Time `json:"seen"`
-		}
-		if err := readJSON(o.Handled, &old, f.now, f.log); err != nil {
-			return err
-		}
-		cutoff := f.now().Add(-HandledFor)
-		for id, at := range old.Seen {
-			if id != "" && at.After(cutoff) && at.After(f.handled[id]) {
-				f.handled[id] = at
-			}
-		}
-		if _, err := os.Stat(o.Handled); err == nil {
-			f.legacy = o.Handled
+		if n, err := atomicfile.RemoveTemps(path); err != nil {
+			return fmt.Errorf("remove temporary files: %w", err)
+		} else if n > 0 {
+			o.Logger.Info("delivery: removed temporary files left by interrupted saves", "path", path, "count", n)
 		}
 		return nil
 	})
@@ -480,15 +449,5 @@ func (f *File) save() error {
 	} else {
 		f.queues = nil // read it again at the next call
 	}
-	if f.legacy != "" {
-		if os.Remove(f.legacy) == nil || !fileExists(f.legacy) {
-			f.legacy = ""
-		}
-	}
 	return nil
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

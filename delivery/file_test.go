@@ -220,63 +220,63 @@ func TestFileShared(t *testing.T) {
 	}
 }
 
-// TestFileUpgrade: the files of an earlier version, the inbox of bare
-// WhatsApp events and the separate file of handled ids, are read: the
-// messages waiting are answered, the ids handled stay handled, and the
-// old file of ids goes once its ids are in the inbox file.
-func TestFileUpgrade(t *testing.T) {
-	dir := t.TempDir()
-	path, seen := filepath.Join(dir, "whatsapp-inbox.json"), filepath.Join(dir, "whatsapp-seen.json")
-	now := time.Now()
-	os.WriteFile(path, []byte(`{"queues": {"+16505551234": [{"ID": "wamid.old", "From": "+16505551234", "Text": "hi"}, {"no": "id"}]}}`), 0o600)
-	os.WriteFile(seen, []byte(`{"seen": {"wamid.done": "`+now.Add(-time.Hour).UTC().Format(time.RFC3339)+`", "wamid.stale": "`+now.Add(-8*24*time.Hour).UTC().Format(time.RFC3339)+`"}}`), 0o600)
-	f, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: quiet, Handled: seen})
+// TestFileReleasedData: the inbox file mombot v0.1.0 wrote (made by its
+// own code: two messages of one sender waiting, one of another, one id
+// handled) is read as it was: the messages are answered in order and the
+// id handled stays a duplicate; the first write keeps them all.
+func TestFileReleasedData(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "v0.1.0", "whatsapp-inbox.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := deliverytest.Peek(t, f, "+16505551234")
-	if !ok || m.ID != "wamid.old" || !strings.Contains(string(m.Body), `"Text":"hi"`) {
-		t.Fatalf("the old inbox's message = %+v %s", m, m.Body)
+	path := filepath.Join(t.TempDir(), "whatsapp-inbox.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if !deliverytest.Dup(t, f, deliverytest.Msg("+16505551234", "wamid.done")) {
-		t.Errorf("an id the old file held as handled: kept, want a duplicate")
+	// A day after v0.1.0 wrote it: its handled id is less than a week old.
+	now := func() time.Time { return time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC) }
+	f := openFile(t, path, now)
+	if got := deliverytest.Keys(t, f); !slices.Equal(got, []string{"+14155550101", "+14155550102"}) {
+		t.Fatalf("Keys = %q", got)
 	}
-	deliverytest.Push(t, f, deliverytest.Msg("+16505551234", "wamid.stale"))
-	if _, err := os.Stat(seen); err == nil {
-		t.Error("the old file of handled ids is still there after a write")
+	m, _ := deliverytest.Peek(t, f, "+14155550101")
+	if m.ID != "wamid.A1" || string(m.Body) != `{"id":"wamid.A1","from":"+14155550101","type":"text","text":"first <one> & more","timestamp":1795780800}` {
+		t.Errorf("head of +14155550101 = %s %s", m.ID, m.Body)
 	}
-	g := openFile(t, path, nil)
-	if !deliverytest.Dup(t, g, deliverytest.Msg("+1", "wamid.done")) {
-		t.Errorf("after the old file went: kept, want a duplicate")
+	if !deliverytest.Dup(t, f, deliverytest.Msg("+14155550101", "wamid.A0")) {
+		t.Error("the id v0.1.0 recorded as handled: kept, want a duplicate")
+	}
+	deliverytest.Push(t, f, deliverytest.Msg("+14155550102", "wamid.B2"))
+	deliverytest.Done(t, f, "+14155550101", "wamid.A1")
+	g := openFile(t, path, now)
+	for key, want := range map[string][]string{"+14155550101": {"wamid.A2"}, "+14155550102": {"wamid.B1", "wamid.B2"}} {
+		for _, id := range want {
+			if m, _ := deliverytest.Peek(t, g, key); m.ID != id {
+				t.Fatalf("head of %s after a write = %q, want %s", key, m.ID, id)
+			}
+			deliverytest.Done(t, g, key, id)
+		}
+	}
+	if !deliverytest.Dup(t, g, deliverytest.Msg("+14155550101", "wamid.A0")) {
+		t.Error("the id v0.1.0 recorded as handled, after a write: kept, want a duplicate")
 	}
 }
 
 // TestFileRemovesTemps checks that OpenFile removes the temporary files
-// that a save killed mid-write left beside the inbox and beside the older
-// file of handled ids, and keeps the inbox's messages.
+// that a save killed mid-write left beside the inbox, and keeps the
+// inbox's messages.
 func TestFileRemovesTemps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "inbox.json")
-	seen := filepath.Join(dir, "whatsapp-seen.json")
 	f := openFile(t, path, nil)
 	deliverytest.Push(t, f, deliverytest.Msg("+1", "x"))
-	leftovers := []string{
-		filepath.Join(dir, ".inbox.json.tmp-99"),
-		filepath.Join(dir, ".whatsapp-seen.json.tmp-7"),
-	}
-	for _, p := range leftovers {
-		if err := os.WriteFile(p, []byte(`{"queues":`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	g, err := delivery.OpenFile(path, &delivery.FileOptions{Logger: quiet, Handled: seen})
-	if err != nil {
+	leftover := filepath.Join(dir, ".inbox.json.tmp-99")
+	if err := os.WriteFile(leftover, []byte(`{"queues":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range leftovers {
-		if _, err := os.Stat(p); err == nil {
-			t.Errorf("%s is still there", p)
-		}
+	g := openFile(t, path, nil)
+	if _, err := os.Stat(leftover); err == nil {
+		t.Errorf("%s is still there", leftover)
 	}
 	if got := deliverytest.Keys(t, g); !slices.Equal(got, []string{"+1"}) {
 		t.Errorf("Keys = %q, want [+1]", got)

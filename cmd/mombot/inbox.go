@@ -97,11 +97,7 @@ func (s *senders) inbox(ctx context.Context, maxAge time.Duration, log *slog.Log
 	if s.rdb != nil {
 		return deliveryredis.NewInbox(s.rdb, &deliveryredis.InboxOptions{Prefix: s.prefix, MaxAge: maxAge})
 	}
-	// whatsapp-seen.json held the handled ids before they joined the inbox
-	// file: they are taken in.
-	dir := storeurl.Dir(s.storeURL)
-	return delivery.OpenFile(filepath.Join(dir, "whatsapp-inbox.json"),
-		&delivery.FileOptions{Logger: log, Handled: filepath.Join(dir, "whatsapp-seen.json")})
+	return delivery.OpenFile(filepath.Join(storeurl.Dir(s.storeURL), "whatsapp-inbox.json"), &delivery.FileOptions{Logger: log})
 }
 
 // existingInbox opens WhatsApp's inbox for erase: nil, and no file

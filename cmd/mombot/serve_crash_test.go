@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
 
@@ -132,12 +134,13 @@ func testKilledWhileAnswering(t *testing.T, store, inbox string) {
 	if inbox != "" {
 		// The file keeps the ids of the messages handled, for duplicates;
 		// its queues must be empty.
-		data, _ := os.ReadFile(inbox)
-		var left struct {
-			Queues map[string][]json.RawMessage `json:"queues"`
+		q, err := delivery.OpenFile(inbox, &delivery.FileOptions{Logger: quietEnv().log})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if err := json.Unmarshal(data, &left); err != nil || len(left.Queues) > 0 {
-			t.Errorf("messages left in the inbox file (%v):\n%s", err, data)
+		defer q.Close()
+		if left, err := q.Keys(context.Background()); err != nil || len(left) > 0 {
+			t.Errorf("messages left in the inbox file of %q (%v)", left, err)
 		}
 	}
 	logs := p.logs.String()
@@ -159,7 +162,8 @@ func TestServeListenFailsStillAnswersTheInbox(t *testing.T) {
 		"PhoneNumberID": graphtest.PhoneNumberID, "ID": fmt.Sprintf("wamid.listen.%d", time.Now().UnixNano()),
 		"From": erin, "WaID": erinWaID, "Time": time.Now(), "Type": "text", "Text": "[k=left] hello",
 	}
-	inbox, _ := json.Marshal(map[string]any{"queues": map[string]any{erin: []any{ev}}})
+	// As v0.1.0 and later write it: the event in an envelope.
+	inbox, _ := json.Marshal(map[string]any{"queues": map[string]any{erin: []any{map[string]any{"id": ev["ID"], "key": erin, "body": ev}}}})
 	if err := os.WriteFile(filepath.Join(dir, "whatsapp-inbox.json"), inbox, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -55,13 +55,11 @@ type InboxOptions struct {
 //	                   when, in ms (TTL: delivery.HandledFor after the last)
 //
 // Push and Done are each one Lua script, which Redis runs alone: Push
-// checks the two marks of each id of its batch and appends; Done removes the head of the
-// queue if it is the message, marks it handled, records it among its
-// sender's handled ids and drops its waiting mark, so that a message is in
-// the queue or marked handled, never both and never neither. Erase is one
-// script too. (A queue may also hold messages an earlier version of
-// mombot pushed, without a waiting mark; they are answered as the others.)
-// Keys uses SCAN, never KEYS.
+// checks the two marks of each id of its batch and appends; Done removes
+// the head of the queue if it is the message, marks it handled, records it
+// among its sender's handled ids and drops its waiting mark, so that a
+// message is in the queue or marked handled, never both and never neither.
+// Erase is one script too. Keys uses SCAN, never KEYS.
 type Inbox struct {
 	rdb    *goredis.Client
 	prefix string
@@ -171,8 +169,8 @@ func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, e
 const unreadablePrefix = "\x00unreadable:"
 
 // doneScript removes the head of the list KEYS[1] if its id (its "id", or
-// the "ID" of a message an earlier version pushed; or, for an item that
-// is not JSON, the item itself after ARGV[3]) is ARGV[1], and but for such
+// for an item mombot cannot read, the item itself after ARGV[3]) is
+// ARGV[1], and but for such
 // an item sets KEYS[2] for ARGV[2] ms, deletes KEYS[3], and adds ARGV[1]
 // to the sorted set KEYS[4] scored by Redis's clock, dropping the ids
 // older than ARGV[2] ms from it and keeping it ARGV[2] ms.
@@ -183,7 +181,6 @@ if head then
 	local id
 	if ok and type(m) == 'table' then
 		id = m.id
-		if type(id) ~= 'string' then id = m.ID end
 	end
 	if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
 		redis.call('LPOP', KEYS[1])
@@ -241,7 +238,6 @@ for _, item in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
 	local ok, m = pcall(cjson.decode, item)
 	if ok and type(m) == 'table' then
 		local id = m.id
-		if type(id) ~= 'string' then id = m.ID end
 		if type(id) == 'string' then
 			redis.call('DEL', ARGV[1] .. 'waiting:wamid:' .. id)
 		end

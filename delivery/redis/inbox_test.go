@@ -2,7 +2,10 @@ package redis_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -30,7 +33,7 @@ func TestInboxConformance(t *testing.T) {
 
 // TestInboxKeys: the queue lives QueueTTL after its last push, a message
 // waiting is marked for as long, and a handled id for delivery.HandledFor
-// (seven days), under the key an earlier version used for it.
+// (seven days).
 func TestInboxKeys(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	in := newInbox(t, prefix, time.Hour)
@@ -122,27 +125,55 @@ func TestInboxShared(t *testing.T) {
 	}
 }
 
-// TestInboxUpgrade: a message an earlier version queued (the WhatsApp
-// event alone) is read and removed by Done; an item that is not a message
-// at all is given an id of its own, so that Done removes it too.
-func TestInboxUpgrade(t *testing.T) {
+// TestInboxReleasedData: the keys mombot v0.1.0 wrote (its inbox
+// fixture's messages in their queues with their waiting marks, and the
+// handled mark of its handled id) are read as they were; an item that is
+// not a message at all is given an id of its own, so that Done removes it.
+func TestInboxReleasedData(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "v0.1.0", "whatsapp-inbox.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v010 struct {
+		Queues  map[string][]json.RawMessage
+		Handled map[string]int64
+	}
+	if err := json.Unmarshal(data, &v010); err != nil {
+		t.Fatal(err)
+	}
 	prefix := redistest.Prefix(t)
 	in := newInbox(t, prefix, time.Hour)
 	rdb := redistest.Client(t)
 	ctx := context.Background()
-	rdb.RPush(ctx, prefix+"queue:+1", `{"ID":"wamid.old","From":"+1","Text":"hi"}`, "garbage")
-	m, ok := deliverytest.Peek(t, in, "+1")
-	if !ok || m.ID != "wamid.old" || m.Key != "+1" {
-		t.Fatalf("Peek of an old message = %+v", m)
+	for key, items := range v010.Queues {
+		for _, item := range items {
+			var m struct{ ID string }
+			json.Unmarshal(item, &m)
+			rdb.RPush(ctx, prefix+"queue:"+key, []byte(item))
+			rdb.Set(ctx, prefix+"waiting:wamid:"+m.ID, "1", time.Hour)
+		}
 	}
-	deliverytest.Done(t, in, "+1", m.ID)
-	m, ok = deliverytest.Peek(t, in, "+1")
-	if !ok || m.ID == "" {
-		t.Fatalf("Peek of garbage = %+v, %v", m, ok)
+	for id := range v010.Handled {
+		rdb.Set(ctx, prefix+"seen:wamid:"+id, "1", time.Hour)
 	}
-	deliverytest.Done(t, in, "+1", m.ID)
+	rdb.RPush(ctx, prefix+"queue:+14155550102", "garbage")
+	if !deliverytest.Dup(t, in, deliverytest.Msg("+14155550101", "wamid.A0")) {
+		t.Error("the id v0.1.0 marked handled: kept, want a duplicate")
+	}
+	if !deliverytest.Dup(t, in, deliverytest.Msg("+14155550101", "wamid.A2")) {
+		t.Error("a message v0.1.0 queued: kept again, want a duplicate")
+	}
+	for key, want := range map[string][]string{"+14155550101": {"wamid.A1", "wamid.A2"}, "+14155550102": {"wamid.B1", ""}} {
+		for _, id := range want {
+			m, ok := deliverytest.Peek(t, in, key)
+			if !ok || id != "" && m.ID != id || id == "" && m.ID == "" {
+				t.Fatalf("head of %s = %+v, %v; want %q", key, m, ok, id)
+			}
+			deliverytest.Done(t, in, key, m.ID)
+		}
+	}
 	if k := deliverytest.Keys(t, in); len(k) != 0 {
-		t.Errorf("Keys = %q after both are done", k)
+		t.Errorf("Keys = %q once every message is done", k)
 	}
 }
 
