@@ -425,16 +425,20 @@ func (m *Memory) sweepSummaries(ctx context.Context, now time.Time) (int, error)
 
 // forgetInSummaries drops the summary of each of phones that may hold one
 // of the gone notes (made from the turn that wrote it, or holding its
-// text), and forgets ([ForgetTurn]) the pending turns that hold one.
+// text), from its record and from the memory shown to the session under
+// way, and forgets ([ForgetTurn]) the pending turns that hold one.
 func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []noteJSON) error {
 	for _, p := range phones {
 		if CheckPhone(p) != nil {
 			continue
 		}
+		var dropped string
 		err := m.updateSummary(ctx, p, func(f *summaryFile) error {
 			changed := false
+			dropped = ""
 			for _, n := range gone {
 				if f.Text != "" && (holds(f.Text, n.Text) || (n.ToolUseID != "" && slices.Contains(f.ToolUseIDs, n.ToolUseID))) {
+					dropped = f.Text
 					f.Text, f.NoteIDs, f.Made = "", nil, ""
 					f.ToolUseIDs = nil
 					changed = true
@@ -454,6 +458,26 @@ func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []
 		})
 		if err != nil {
 			return fmt.Errorf("summary: %w", err)
+		}
+		// The session under way shows the summary it started with: it
+		// goes too if it is the one dropped or holds a gone note.
+		err = m.rewrite(ctx, p, func(c *Conversation) bool {
+			s, ok := c.Shown()
+			if !ok || s.Summary == "" {
+				return false
+			}
+			drop := dropped != "" && s.Summary == dropped
+			for _, n := range gone {
+				drop = drop || holds(s.Summary, n.Text)
+			}
+			if !drop {
+				return false
+			}
+			s.Summary = ""
+			return c.setShown(s) == nil
+		})
+		if err != nil {
+			return fmt.Errorf("summary shown: %w", err)
 		}
 	}
 	return nil

@@ -238,8 +238,9 @@ func testSummariesConcurrent(t *testing.T, e *env) {
 }
 
 // testSummariesForget: forgetting a note drops the summary made from the
-// turn that wrote it, and forgets the pending turns holding its text; no
-// record of any kind keeps it.
+// turn that wrote it, in its record and in the session that shows it, and
+// forgets the pending turns holding its text; no record of any kind keeps
+// it.
 func testSummariesForget(t *testing.T, e *env) {
 	fam := family()
 	const secret = "Emma is allergic to peanuts"
@@ -256,8 +257,18 @@ func testSummariesForget(t *testing.T, e *env) {
 	e.save(erin, TextTurn("again: "+secret, "ok")...)
 	e.clock.Advance(conversation.DefaultTimeout + time.Second)
 	e.history(erin)
-	if s := e.summary(erin); s.Pending != 1 {
+	s := e.summary(erin)
+	if s.Pending != 1 {
 		t.Fatalf("want one pending turn, got %+v", s)
+	}
+	// A session under way shows the summary.
+	shown, err := e.mem.ShowNotes(ctx(), fam, erin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown.Summary = s.Text
+	if err := e.mem.SaveShown(ctx(), erin, conversation.Turn{Messages: TextTurn("hi", "hello")}, shown); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := e.mem.ForgetNote(ctx(), fam, erin, n.ID); err != nil {
 		t.Fatal(err)
@@ -272,6 +283,11 @@ func testSummariesForget(t *testing.T, e *env) {
 	}
 	if s := e.summary(erin); s.Text != "" || s.Pending != 1 {
 		t.Errorf("after forget the summary is %+v, want no text and the forgotten turn pending", s)
+	}
+	if c, _ := e.mem.Current(ctx(), erin); len(c.Turns) != 1 {
+		t.Errorf("the session under way lost its turn: %d turns", len(c.Turns))
+	} else if got, _ := c.Shown(); got.Summary != "" {
+		t.Errorf("the session still shows the summary %q", got.Summary)
 	}
 }
 
