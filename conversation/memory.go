@@ -557,9 +557,11 @@ func (m *Memory) Key(ctx context.Context, number string) (string, error) {
 }
 
 // SweepEvery calls Sweep now and every interval until ctx is done, so that
-// people who never come back do not stay on disk; it logs what it deletes
-// and its failures on log.
-func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.Logger) {
+// people who never come back do not stay on disk, and, with sum not nil,
+// FoldAll after each sweep, so that the turns of conversations that
+// expired are in their person's summary before the next session; it logs
+// what it deletes and folds and its failures on log.
+func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.Logger, sum Summarizer) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
@@ -567,6 +569,13 @@ func (m *Memory) SweepEvery(ctx context.Context, every time.Duration, log *slog.
 			log.Warn("conversation: sweeping expired conversations failed", "err", err)
 		} else if n > 0 {
 			log.Info("conversation: swept expired conversations", "deleted", n)
+		}
+		if sum != nil {
+			if n, err := m.FoldAll(ctx, sum); err != nil && ctx.Err() == nil {
+				log.Warn("conversation: folding turns into summaries failed; they stay pending", "err", err, "folded", n)
+			} else if n > 0 {
+				log.Info("conversation: folded turns into summaries", "summaries", n)
+			}
 		}
 		select {
 		case <-ctx.Done():
