@@ -103,6 +103,12 @@ type Options struct {
 	// not set up, and the person is told so.
 	Transcriber Transcriber
 
+	// Summaries, if set, turns the running summaries on (summarize.go):
+	// the turns that left a person's conversation are folded into their
+	// summary at the start of their next session, if the sweep has not
+	// done it; nil means none.
+	Summaries *SummarizerOptions
+
 	// Notes, if set, keeps the family's long-term notes: the members of
 	// Family are offered the remember and forget tools and shown the
 	// notes they see (see [NotesOptions]); nil means no notes.
@@ -167,6 +173,8 @@ type Assistant struct {
 	staticTTL    string        // the static prefix's breakpoint, if any
 
 	transcriber Transcriber // nil: voice notes are not set up
+
+	summarizer *Summarizer // nil: no running summaries
 
 	// The notes (notes.go): fam is the notes' family; members, when
 	// notes are on, is this assistant with the note tools, which answers
@@ -272,6 +280,14 @@ func New(client anthropic.Client, mem *conversation.Memory, opts *Options) (*Ass
 		if a.fam, err = notesFamily(o.Notes, family); err != nil {
 			return nil, fmt.Errorf("assistant: new: %w", err)
 		}
+	}
+	// The summarizer first: the members' copy below shares it.
+	if o.Summaries != nil {
+		if a.summarizer, err = newSummarizer(client, mem, o, a.fam); err != nil {
+			return nil, fmt.Errorf("assistant: new: %w", err)
+		}
+	}
+	if o.Notes != nil {
 		if a.members, err = a.withNotes(o); err != nil {
 			return nil, fmt.Errorf("assistant: new: %w", err)
 		}

@@ -121,6 +121,7 @@ func (t *turn) startMemory(ctx context.Context, c conversation.Conversation, loa
 		t.log.Warn("assistant: reading the family's notes; answering without them", "err", err)
 		return
 	}
+	s.Summary = a.sessionSummary(ctx, t.in.From, t.log)
 	t.shown = &s
 }
 

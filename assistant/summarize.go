@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -78,10 +79,54 @@ func NewSummarizer(client anthropic.Client, mem *conversation.Memory, opts *Summ
 	return &Summarizer{client: client, mem: mem, model: o.Model, maxTok: o.MaxTokens, fam: o.Family, timeout: o.RequestTimeout}, nil
 }
 
-// summaryPrompt is the summarizer's system prompt.
-const summaryPrompt = `You keep the running summary of a family assistant's conversations with one person, so that the assistant remembers them in later conversations. You are given the summary so far, the person's long-term notes, and the conversation turns that are leaving the assistant's short-term memory. Write the new summary: the summary so far with the new turns folded in.
+// newSummarizer returns the summarizer of o.Summaries, shown the notes of
+// o.Summaries.Family, or else of fam, the notes' family, or else of the
+// family of o's members under conversation.DefaultFamilyID.
+func newSummarizer(client anthropic.Client, mem *conversation.Memory, o Options, fam conversation.Family) (*Summarizer, error) {
+	so := *o.Summaries
+	if so.Family.ID == "" {
+		so.Family = fam
+	}
+	if so.Family.ID == "" {
+		so.Family = conversation.Family{ID: conversation.DefaultFamilyID, Claim: true, Members: map[string]string{}}
+		for p, person := range o.Family {
+			so.Family.Members[p] = person.Name
+		}
+	}
+	if so.RequestTimeout == 0 {
+		so.RequestTimeout = o.RequestTimeout
+	}
+	return NewSummarizer(client, mem, &so)
+}
 
-Keep facts, decisions (what was decided, for when), plans, open questions and promises the assistant made. Drop greetings, small talk and anything already settled and no longer useful. Never restate a note's text: notes are shown to the assistant separately, and a note that is gone must stay gone; refer to a note by its number (#N) if you must. Never write anything marked [forgotten]. Write short lines starting with "- ", most important first, at most 200 words, in the language of the conversation. Answer with the summary only.`
+// Summarizer returns the assistant's summarizer, for serve's sweep to fold
+// with ([conversation.Memory.SweepEvery]), or nil when summaries are off.
+func (a *Assistant) Summarizer() conversation.Summarizer {
+	if a.summarizer == nil {
+		return nil
+	}
+	return a.summarizer
+}
+
+// sessionSummary returns the summary phone is shown at the start of a
+// session: the turns that left phone's conversation and that no sweep has
+// folded yet are folded first (as with mombot ask, where no sweep runs),
+// so that the summary is there when it is needed most. A failure to fold
+// is logged and the summary as it was is shown; "" when summaries are off
+// or phone keeps none.
+func (a *Assistant) sessionSummary(ctx context.Context, phone string, log *slog.Logger) string {
+	if a.summarizer == nil || !a.mem.Summarizes(phone) {
+		return ""
+	}
+	s, err := a.mem.FoldSummary(ctx, phone, a.summarizer)
+	if err != nil {
+		log.Warn("assistant: folding turns into the summary failed; they stay pending", "err", err)
+	}
+	return s.Text
+}
+
+// summaryPrompt is the summarizer's system prompt.
+const summaryPrompt = `You keep a family assistant's running summary of its conversations with one person. Fold the new turns into the summary so far. Keep facts, decisions, plans, open questions and the assistant's promises; drop small talk and what is settled. Never restate a note (notes are shown separately; a gone note stays gone) and never write anything [forgotten]. Short lines starting with "- ", most important first, at most 100 words, in the conversation's language. Answer with the summary only.`
 
 // Summarize implements [conversation.Summarizer].
 func (s *Summarizer) Summarize(ctx context.Context, in conversation.SummaryInput) (conversation.SummaryOutput, error) {
@@ -126,8 +171,13 @@ func (s *Summarizer) Summarize(ctx context.Context, in conversation.SummaryInput
 }
 
 // maxTurnText bounds what one block of a turn adds to the summarizer's
-// prompt, in bytes.
-const maxTurnText = 2000
+// prompt, in bytes, and maxReplyText what one of the assistant's texts
+// adds: the person's words carry the facts, the replies mostly repeat
+// them.
+const (
+	maxTurnText  = 2000
+	maxReplyText = 300
+)
 
 // summaryRequest renders the summarizer's user message: the notes, the
 // summary so far, and the leaving turns as a transcript.
@@ -174,7 +224,11 @@ func writeTranscript(b *strings.Builder, m conversation.Message) {
 	for _, bl := range blocks {
 		switch bl.Type {
 		case "text":
-			fmt.Fprintf(b, "%s: %s\n", who, clipLine(bl.Text))
+			text := clipLine(bl.Text)
+			if m.Role == conversation.RoleAssistant && len(text) > maxReplyText {
+				text = clipTo(text, maxReplyText)
+			}
+			fmt.Fprintf(b, "%s: %s\n", who, text)
 		case "tool_use":
 			fmt.Fprintf(b, "[assistant used %s %s]\n", bl.Name, clipLine(string(bl.Input)))
 		case "tool_result":
@@ -207,12 +261,14 @@ func toolResultText(content json.RawMessage) string {
 }
 
 // clipLine returns s on one line, at most maxTurnText bytes.
-func clipLine(s string) string {
-	s = conversation.OneLine(s)
-	if len(s) <= maxTurnText {
+func clipLine(s string) string { return clipTo(conversation.OneLine(s), maxTurnText) }
+
+// clipTo returns s cut to at most n bytes, "…" marking a cut.
+func clipTo(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	s = s[:maxTurnText]
+	s = s[:n]
 	for !utf8.ValidString(s) {
 		s = s[:len(s)-1]
 	}

@@ -66,7 +66,7 @@ type File struct {
 	// conversation.DefaultFamilyID, claimed by the family's numbers
 	// (docs/memory.md, "Long-term notes").
 	FamilyID string `json:"family_id"`
-	// Memory turns the long-term memory on and off.
+	// Memory is the long-term memory's settings: notes and summaries.
 	Memory Memory `json:"memory"`
 
 	path string // the configuration file, "" when none was read
@@ -182,6 +182,9 @@ func Load(path string) (*File, error) {
 			return nil, fmt.Errorf("config %s: family_id: want 1 to 64 characters without control characters or surrounding spaces, got %q", at(false, "family_id"), c.FamilyID)
 		}
 	}
+	if _, _, err := c.Summaries(); err != nil {
+		return nil, fmt.Errorf("config %s: %w", at(false, "memory"), err)
+	}
 	if _, err := c.Prices.Resolve(); err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
@@ -209,14 +212,6 @@ func positive(key, s, example string) (time.Duration, error) {
 // requestTimeout returns request_timeout, or 0 for the default.
 func (c *File) requestTimeout() (time.Duration, error) {
 	return positive("request_timeout", c.RequestTimeout, "30s")
-}
-
-// Memory is the "memory" object of the configuration file.
-type Memory struct {
-	// Notes turns the family's notes (the remember and forget tools, and
-	// the notes shown at each session's start) on or off; absent means
-	// on.
-	Notes *bool `json:"notes"`
 }
 
 // NotesFamily returns the family whose notes the configuration keeps, and
@@ -352,8 +347,9 @@ const TranscriptionKeyEnv = "MOMBOT_TRANSCRIPTION_API_KEY"
 // request timeout, the system prompt, the family with their time zones,
 // the request window and cache lifetime (WindowOptions, checked against a
 // memory that keeps maxTurns turns) and the voice notes' transcriber with
-// the key in TranscriptionKeyEnv (Transcriber, with insecureEndpoints), and
-// the family's notes unless memory.notes is false (Notes).
+// the key in TranscriptionKeyEnv (Transcriber, with insecureEndpoints),
+// the family's notes unless memory.notes is false (Notes) and the running
+// summaries unless memory.summaries is false (Summaries).
 // The tools and the logger are the caller's to add.
 func (c *File) AssistantOptions(getenv func(string) string, maxTurns int, insecureEndpoints bool) (assistant.Options, error) {
 	o := assistant.Options{
@@ -385,6 +381,9 @@ func (c *File) AssistantOptions(getenv func(string) string, maxTurns int, insecu
 	}
 	if fam, on := c.NotesFamily(); on {
 		o.Notes = &assistant.NotesOptions{FamilyID: c.FamilyID, Members: fam.Members}
+	}
+	if o.Summaries, _, err = c.Summaries(); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -201,6 +201,14 @@ func (c *assistantConfig) open(ctx context.Context, e *env) (*assistant.Assistan
 	if c.mem.usageRetention, err = fc.UsageRetention(); err != nil {
 		return nil, nil, nil, err
 	}
+	// Only the family's members keep a running summary: not the page's
+	// guest, not strangers.
+	if _, c.mem.summaryKeep, err = fc.Summaries(); err != nil {
+		return nil, nil, nil, err
+	}
+	if opts.Summaries != nil {
+		c.mem.summarize = fc.Member
+	}
 	opts.Logger = e.log
 	for number, p := range c.extraFamily {
 		opts.Family[number] = p

@@ -47,7 +47,7 @@ Flags:`
 
 // Timings of the server's life.
 const (
-	sweepEvery      = 10 * time.Minute // expired conversations, old recent messages and usage, on every store
+	sweepEvery      = 10 * time.Minute // expired conversations (folded into summaries), old recent messages, usage and summaries, on every store
 	shutdownHandled = 60 * time.Second // for accepted messages to be answered; the rest wait for the next start
 )
 
@@ -173,7 +173,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	build := currentBuild()
 	sweepCtx, stopSweep := context.WithCancel(context.WithoutCancel(ctx))
 	swept := make(chan struct{})
-	go func() { defer close(swept); mem.SweepEvery(sweepCtx, sweepEvery, e.log) }()
+	go func() { defer close(swept); mem.SweepEvery(sweepCtx, sweepEvery, e.log, a.Summarizer()) }()
 	// The store closes last, when run returns: after the servers have
 	// finished the messages in hand and the sweeping has stopped.
 	if withWhatsApp {

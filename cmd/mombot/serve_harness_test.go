@@ -73,7 +73,10 @@ func newServeFixture(t testing.TB, store string, family map[string]string) *serv
 		dir:    t.TempDir(),
 		store:  store,
 	}
-	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version}}
+	// Summaries are off: their calls to the model would come between a
+	// test's scripted answers (docs/summaries.md; tested in assistant).
+	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version},
+		"memory": map[string]any{"summaries": false}}
 	for phone, name := range family {
 		cfg["family"].(map[string]any)[phone] = map[string]string{"name": name}
 	}

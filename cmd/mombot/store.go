@@ -24,6 +24,11 @@ type memoryConfig struct {
 	// usageRetention is conversation.Options.UsageRetention, from the
 	// configuration file's retention.usage (0: the default).
 	usageRetention time.Duration
+	// summarize and summaryKeep are conversation.Options.Summarize and
+	// SummaryKeep, from the configuration file's memory (nil: nobody
+	// keeps a summary).
+	summarize   func(phone string) bool
+	summaryKeep time.Duration
 
 	// startWithoutRedis and mustExist are how the command wants its store
 	// opened: storeurl.Options.AllowUnreachable (serve) and MustExist
@@ -94,7 +99,8 @@ func (c *memoryConfig) open(ctx context.Context, e *env) (*conversation.Memory, 
 			return nil, nil, err
 		}
 	}
-	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns, UsageRetention: c.usageRetention})
+	mem, err := conversation.New(memStore, &conversation.Options{Timeout: c.timeout, MaxTurns: c.maxTurns, UsageRetention: c.usageRetention,
+		Summarize: c.summarize, SummaryKeep: c.summaryKeep})
 	if err != nil {
 		store.Close()
 		return nil, nil, err
