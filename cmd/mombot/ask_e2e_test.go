@@ -377,7 +377,8 @@ func newAskFixture(t *testing.T, bin string) *askFixture {
   "family": {
     "+1 (415) 555-1234": {"name": "Erin"},
     "+14155555678": {"name": "Jason", "timezone": "America/New_York"}
-  }
+  },
+  "memory": {"summaries": false}
 }`
 	if err := os.WriteFile(filepath.Join(f.dir, "mombot.json"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
