@@ -76,6 +76,7 @@ var commands = map[string]command{
 	"lists":       {"show the family's shared lists", runLists},
 	"usage":       {"what the assistant's API calls cost, per person and in total", runUsage},
 	"erase":       {"delete everything stored about one phone number", runErase},
+	"memory":      {"see and forget the family's long-term notes (list, forget)", runMemory},
 	"healthcheck": {"ask a running server's /healthz; exit 0 if it answers (for containers)", runHealthcheck},
 	"version":     {"print the build: version, VCS revision and time, Go version", runVersion},
 }
