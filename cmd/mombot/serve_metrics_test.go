@@ -140,8 +140,13 @@ func TestServeMetrics(t *testing.T) {
 			t.Errorf("%s moved by %v, want %v", m.sample, got, m.by)
 		}
 	}
-	if after[`mombot_anthropic_tokens_total{kind="input"}`] <= 0 || after[`mombot_anthropic_tokens_total{kind="output"}`] <= 0 {
-		t.Errorf("no input or output tokens counted:\n%s", text)
+	// The prompt's tokens are input, or cache writes and reads once the
+	// prompt is long enough to be cached (the family's prefix, with the
+	// note tools, is).
+	prompt := after[`mombot_anthropic_tokens_total{kind="input"}`] + after[`mombot_anthropic_tokens_total{kind="cache_write_5m"}`] +
+		after[`mombot_anthropic_tokens_total{kind="cache_write_1h"}`] + after[`mombot_anthropic_tokens_total{kind="cache_read"}`]
+	if prompt <= 0 || after[`mombot_anthropic_tokens_total{kind="output"}`] <= 0 {
+		t.Errorf("no prompt or output tokens counted:\n%s", text)
 	}
 	if v, ok := after["mombot_inbox_senders"]; !ok || v != 0 {
 		t.Errorf("mombot_inbox_senders = %v (present %v), want 0 once answered", v, ok)
