@@ -48,9 +48,8 @@
 // # Guarantees
 //
 //   - Acknowledged means durable: Accept returns nil only once the Inbox
-//     holds the message (or, with MemoryFallback for a shared Inbox that is
-//     down, once it is in memory, where it is lost only if the process dies
-//     before answering it).
+//     holds the message (or, with MemoryFallback, once it is in memory,
+//     where it is lost only if the process dies before answering it).
 //   - Duplicates are checked once, when a message is pushed: an id waiting
 //     or handled in the last [HandledFor] (seven days, as long as Meta
 //     redelivers) is not kept again, across restarts and replicas.

@@ -74,10 +74,12 @@ type Options struct {
 	// MemoryFallback, when the Inbox fails to take a message, holds it in
 	// this process's memory and answers it all the same, rather than
 	// refusing it: it is lost if the process dies before answering it.
-	// Set it for a shared Inbox (on Redis), so that replicas go on
-	// answering while it is down; leave it unset for a File, whose failure
-	// (a full disk) would otherwise put acknowledged messages in memory
-	// only. Once a sender has messages in memory, the sender's next ones
+	// Leave it unset for an Inbox that replicas share (Redis,
+	// PostgreSQL): a message answered from one replica's memory is one the
+	// others cannot see and may answer again; refused, Meta delivers it
+	// again once the Inbox takes it. Leave it unset for a File too, whose
+	// failure (a full disk) would put acknowledged messages in memory only.
+	// It suits one process whose Inbox may fail while it goes on. Once a sender has messages in memory, the sender's next ones
 	// join them there until they are answered, to keep their order.
 	MemoryFallback bool
 	// ResumeEvery is how often the Pipeline looks in the Inbox for senders

@@ -31,16 +31,17 @@ import (
 //   - redis://: on the store's Redis, under its key prefix. Every replica
 //     on that Redis shares the sender locks and the inbox (with the record
 //     of handled ids), so that a sender's messages are answered once and
-//     in order whichever replica Meta posts them to. While Redis is down,
-//     WhatsApp's messages are held in this process's memory and answered
-//     all the same, rather than refused, and /healthz says "degraded".
+//     in order whichever replica Meta posts them to.
 //   - postgres://: in the store's database and schema (delivery/postgres),
-//     shared by every replica on it as on Redis. While PostgreSQL cannot
-//     take a message, the webhook is refused (503) and Meta delivers it
-//     again later: nothing is answered from one process's memory that
-//     another replica cannot see.
+//     shared by every replica on it as on Redis.
 //   - a file or sqlite: store: the locks of this process, and
 //     whatsapp-inbox.json next to the store.
+//
+// While a shared store cannot take a message, the webhook is refused
+// (503) and Meta delivers it again later, to whichever replica: nothing is
+// answered from one process's memory that another replica cannot see, so
+// an outage never has a message answered twice or out of order; /healthz
+// says "degraded" meanwhile.
 type senders struct {
 	storeURL string
 	locker   delivery.Locker
@@ -112,13 +113,6 @@ func (s *senders) existingInbox(ctx context.Context, log *slog.Logger) (delivery
 	return s.inbox(ctx, 0, log)
 }
 
-// memoryFallback is delivery.Options.MemoryFallback: set for the inbox on
-// Redis, which may be down while this process is not; unset for a file,
-// whose failure (a full disk) would put acknowledged messages in memory
-// only, and for PostgreSQL, where a message the database could not take
-// is refused for Meta to deliver again.
-func (s *senders) memoryFallback() bool { return s.rdb != nil }
-
 // health is the check of what the messages' path depends on for
 // /healthz: Redis or PostgreSQL, when on one; nil otherwise.
 func (s *senders) health() func(ctx context.Context) error {
@@ -135,7 +129,7 @@ func (s *senders) health() func(ctx context.Context) error {
 	}
 	return func(ctx context.Context) error {
 		if err := s.rdb.Ping(ctx).Err(); err != nil {
-			return fmt.Errorf("redis unreachable, answering without the conversation memory and the shared inbox: %w", err)
+			return fmt.Errorf("redis unreachable, refusing WhatsApp's messages for Meta to deliver them again: %w", err)
 		}
 		return nil
 	}

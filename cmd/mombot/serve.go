@@ -216,7 +216,7 @@ func (p messagePath) open(e *env) (*whatsapp.Server, error) {
 		return nil, err
 	}
 	pipe := delivery.New(answerer{wa: wa, a: p.a, mem: p.mem, log: e.log, m: p.m}, &delivery.Options{
-		Inbox: p.inbox, Locker: p.senders.locker, MemoryFallback: p.senders.memoryFallback(), Logger: e.log,
+		Inbox: p.inbox, Locker: p.senders.locker, Logger: e.log,
 	})
 	srv, err := whatsapp.NewServer(wa, pipe, &whatsapp.ServerOptions{Health: p.senders.health()})
 	if err != nil {

@@ -109,10 +109,9 @@ func waitLogs(p *servedProc, timeout time.Duration, want ...string) (string, boo
 // with key, waits for its reply and returns the markers of the user
 // messages the model was sent for it: what history it saw.
 func erinSays(t *testing.T, f *serveFixture, p *servedProc) func(key string) []string {
-	n := 0
 	return func(key string) []string {
 		t.Helper()
-		n++
+		n := len(f.graph.Sent()) + 1
 		body := webhookPayload(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
 		if code := p.deliver(body); code != 200 {
 			t.Fatalf("delivery of %s: %d", key, code)
@@ -126,9 +125,41 @@ func erinSays(t *testing.T, f *serveFixture, p *servedProc) func(key string) []s
 	}
 }
 
+// refusedWhileDown delivers a message from Erin marked key to p, which
+// must refuse it (503: Meta delivers it again later) and send nothing, and
+// returns a func that delivers it again, as Meta does, once the store is
+// back: it is answered, once.
+func refusedWhileDown(t *testing.T, f *serveFixture, p *servedProc, key string) func() {
+	t.Helper()
+	body := webhookPayload(inMessage{From: erinWaID, ID: fmt.Sprintf("wamid.down.%d.%s", time.Now().UnixNano(), key), Text: "[k=" + key + "] hi"})
+	before := len(f.graph.Sent())
+	if code := p.deliver(body); code != 503 {
+		t.Fatalf("delivery of %s with the store down: %d, want 503 for Meta to deliver it again", key, code)
+	}
+	return func() {
+		t.Helper()
+		if code := p.deliver(body); code != 200 {
+			t.Fatalf("redelivery of %s with the store back: %d", key, code)
+		}
+		sent := waitSent(t, f.graph, before+1, 30*time.Second)
+		if got := sent[before].Body; got != "re "+key {
+			t.Fatalf("reply %q, want %q", got, "re "+key)
+		}
+		if code := p.deliver(body); code != 200 {
+			t.Fatalf("a third delivery of %s: %d", key, code)
+		}
+		time.Sleep(200 * time.Millisecond)
+		if n := len(f.graph.Sent()); n != before+1 {
+			t.Fatalf("%d replies after %s was delivered again, want %d: answered twice", n, key, before+1)
+		}
+	}
+}
+
 // TestServeRedisDown: when the Redis behind the server goes down, the
-// server goes on answering without history and /healthz says it is
-// degraded; when Redis is back, memory works again without a restart.
+// server refuses WhatsApp's messages (503) rather than answer from its own
+// memory what another replica cannot see, and /healthz says it is
+// degraded; when Redis is back, a message delivered again is answered,
+// and memory works again without a restart.
 func TestServeRedisDown(t *testing.T) {
 	r := startRedis(t)
 	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
@@ -151,17 +182,17 @@ func TestServeRedisDown(t *testing.T) {
 	if logs, ok := waitLogs(p, 10*time.Second, "health check failed", "redis"); !ok {
 		t.Errorf("the log does not say what is down:\n%s", logs)
 	}
-	if got := say("b1"); !slices.Equal(got, []string{"b1"}) {
-		t.Errorf("with Redis down the model saw %q, want the message alone", got)
-	}
+	again := refusedWhileDown(t, f, p, "b1")
 
 	r.start()
 	waitHealth(t, p, "ok")
+	again()
 	say("c1")
-	// The restarted Redis kept nothing (no persistence), but new turns are
-	// remembered again.
-	if got := say("c2"); !slices.Equal(got, []string{"c1", "c2"}) {
-		t.Errorf("with Redis back the model saw %q, want the previous turn too", got)
+	// The restarted Redis kept nothing from before the outage (no
+	// persistence), but b1, answered once it was back, and the turns
+	// since are remembered.
+	if got := say("c2"); !slices.Equal(got, []string{"b1", "c1", "c2"}) {
+		t.Errorf("with Redis back the model saw %q, want b1 and c1 too", got)
 	}
 	p.stop()
 	if logs := p.logs.String(); !strings.Contains(logs, "level=ERROR") {
@@ -170,8 +201,9 @@ func TestServeRedisDown(t *testing.T) {
 }
 
 // TestServeStartsWithRedisDown: a server (re)started while its Redis is
-// down starts anyway, answers without history and says it is degraded;
-// once Redis answers, memory works without a restart.
+// down starts anyway, refuses WhatsApp's messages for Meta to deliver them
+// again and says it is degraded; once Redis answers, a message delivered
+// again is answered, and memory works without a restart.
 func TestServeStartsWithRedisDown(t *testing.T) {
 	r := startRedis(t)
 	f := newServeFixture(t, r.url()+"?prefix=mombot-e2e:", map[string]string{erin: "Erin"})
@@ -180,14 +212,13 @@ func TestServeStartsWithRedisDown(t *testing.T) {
 	p := f.start()
 	waitHealth(t, p, "degraded")
 	say := erinSays(t, f, p)
-	if got := say("d1"); !slices.Equal(got, []string{"d1"}) {
-		t.Errorf("with Redis down the model saw %q, want the message alone", got)
-	}
+	again := refusedWhileDown(t, f, p, "d1")
 	r.start()
 	waitHealth(t, p, "ok")
+	again()
 	say("e1")
-	if got := say("e2"); !slices.Equal(got, []string{"e1", "e2"}) {
-		t.Errorf("with Redis up the model saw %q, want the previous turn too", got)
+	if got := say("e2"); !slices.Equal(got, []string{"d1", "e1", "e2"}) {
+		t.Errorf("with Redis up the model saw %q, want d1 and e1 too", got)
 	}
 	p.stop()
 }
