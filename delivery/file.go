@@ -1,6 +1,8 @@
 package delivery
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,47 +21,52 @@ import (
 	"github.com/mombot/mombot/internal/atomicfile"
 )
 
-// File is a durable [Inbox] kept in one JSON file next to the
-// conversations: the messages waiting for their reply, and the ids of
-// those handled in the last [HandledFor] with their sender.
+// File is a durable [Inbox] kept in one file next to the conversations: a
+// log of JSON records, one a line, after a header line.
 //
-//	{"queues": {"+16505551234": [{"id": "wamid.HBgL...", "key": "+16505551234", "body": {...}}]},
-//	 "handled": {"wamid.HBgL...": 1771929300},
-//	 "senders": {"wamid.HBgL...": "+16505551234"}}
+//	{"mombot_inbox":1}
+//	{"op":"push","id":"wamid.HBgL...","key":"+16505551234","body":{...}}
+//	{"op":"done","id":"wamid.HBgL...","key":"+16505551234","at":1771929300}
 //
-// A handled id's value is when it was handled, in Unix seconds: a week of
-// a family's ids stays a few tens of kilobytes, written with every change.
+// A push record appends a message to its sender's queue; a done record
+// removes the head of the sender's queue if it is that message, and
+// records its id as handled at "at" (Unix seconds) for its sender. Push
+// appends one record per message of its batch and Done one record, each
+// call with one write and one fsync before it returns, so that a call
+// costs the same however long the queues are. When the log holds more
+// than twice the records its state needs, the next write replaces it with
+// a log of that state (atomically: a temporary file, fsync, rename, fsync
+// of the folder; mode 0600), which also drops the ids handled more than
+// [HandledFor] ago. Erase always does so, so that no old copy of what it
+// removed is left in the file.
 //
-// Every Push, Done and Erase rewrites the file atomically (a temporary file
-// in the same folder, fsync, rename, fsync of the folder; mode 0600) before
-// it returns, so a message pushed is on disk, and Done's removal and record
-// are one write: the file holds a message or its id, never both and never
-// neither. Ids older than HandledFor are dropped at each write. When a
-// write fails, the File is left as it was and the error returned.
+// A process killed while appending leaves at most a torn last record: it
+// was never acknowledged, and it is ignored and cut off at the next write.
+// A record that cannot be read is logged and skipped; a file that is not
+// an inbox at all is moved aside (path + ".corrupt-" and a time stamp),
+// logged, and replaced by an empty inbox. The file mombot v0.1.0 wrote,
+// one JSON object ({"queues": ..., "handled": ...}), is read too, and
+// replaced by a log at the first write.
 //
 // A File is safe for concurrent use, also by several processes (mombot
 // serve and mombot erase): each call holds an advisory lock on path +
-// ".lock" (flock(2)) and reads the file again when another process changed
-// it.
+// ".lock" (flock(2)) and first reads what other processes appended, or the
+// whole file again when one replaced it.
 type File struct {
 	path string
 	now  func() time.Time
 	log  *slog.Logger
 
-	mu      sync.Mutex
-	lock    *os.File // path + ".lock", opened at the first call
-	stamp   stamp    // of the file as last read or written
-	queues  map[string][]json.RawMessage
-	handled map[string]time.Time
-	senders map[string]string
-}
-
-// stamp identifies a version of the file: a rename puts a new inode in
-// its place.
-type stamp struct {
-	ino  uint64
-	size int64
-	mod  time.Time
+	mu   sync.Mutex
+	lock *os.File // path + ".lock", opened at the first call
+	// ino and end are the inode of the file as last read or written, and
+	// the end of its last whole record; loaded is false until it is read.
+	ino    uint64
+	end    int64
+	loaded bool
+	// v010 is set while the file is in v0.1.0's format.
+	v010 bool
+	st   fileState
 }
 
 var _ Inbox = (*File)(nil)
@@ -71,18 +80,64 @@ type FileOptions struct {
 	Logger *slog.Logger
 }
 
-type fileJSON struct {
-	Queues  map[string][]json.RawMessage `json:"queues"`
-	Handled map[string]int64             `json:"handled,omitempty"`
-	Senders map[string]string            `json:"senders,omitempty"`
+// logHeader is the first line of the log.
+const logHeader = `{"mombot_inbox":1}`
+
+// record is one line of the log.
+type record struct {
+	Op   string          `json:"op"`
+	ID   string          `json:"id"`
+	Key  string          `json:"key"`
+	Body json.RawMessage `json:"body,omitempty"`
+	At   int64           `json:"at,omitempty"`
+}
+
+// fileState is what the log says: the queues, the ids waiting in them,
+// the ids handled, and how many records say it.
+type fileState struct {
+	queues  map[string][]Message
+	waiting map[string]bool
+	handled map[string]handled
+	records int
+}
+
+func newFileState() fileState {
+	return fileState{queues: map[string][]Message{}, waiting: map[string]bool{}, handled: map[string]handled{}}
+}
+
+// apply changes st as r says.
+func (st *fileState) apply(r record) {
+	st.records++
+	switch r.Op {
+	case "push":
+		st.queues[r.Key] = append(st.queues[r.Key], Message{ID: r.ID, Key: r.Key, Body: r.Body})
+		st.waiting[r.ID] = true
+	case "done":
+		if q := st.queues[r.Key]; len(q) > 0 && q[0].ID == r.ID {
+			if len(q) == 1 {
+				delete(st.queues, r.Key)
+			} else {
+				st.queues[r.Key] = q[1:]
+			}
+			delete(st.waiting, r.ID)
+		}
+		st.handled[r.ID] = handled{at: time.Unix(r.At, 0).UTC(), key: r.Key}
+	}
+}
+
+// live returns how many records a log of st alone would hold.
+func (st *fileState) live() int {
+	n := len(st.handled)
+	for _, q := range st.queues {
+		n += len(q)
+	}
+	return n
 }
 
 // OpenFile opens the inbox kept at path, a missing file being an empty
-// inbox. A file that cannot be parsed is renamed aside (path + ".corrupt-"
-// and a time stamp), logged, and replaced by an empty inbox, so that a
-// damaged file does not stop the server and can still be read by hand; an
-// unreadable one is an error. A message in it that cannot be read is
-// dropped and logged. Close the File to release its lock file.
+// inbox. A file that is not an inbox is moved aside and logged (see
+// [File]); an unreadable one is an error. Close the File to release its
+// lock file.
 func OpenFile(path string, opts *FileOptions) (*File, error) {
 	var o FileOptions
 	if opts != nil {
@@ -97,7 +152,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	f := &File{path: path, now: o.Now, log: o.Logger}
 	err := f.locked(func() error {
 		// Writers hold the lock, so the temporary files found now are
-		// those of saves killed mid-write: remove them.
+		// those of compactions killed mid-write: remove them.
 		if n, err := atomicfile.RemoveTemps(path); err != nil {
 			return fmt.Errorf("remove temporary files: %w", err)
 		} else if n > 0 {
@@ -129,8 +184,11 @@ func (f *File) Close() error {
 	return err
 }
 
-// locked runs fn holding f.mu and the lock file, having read the file
-// again if another process changed it.
+// Path returns the file's path.
+func (f *File) Path() string { return f.path }
+
+// locked runs fn holding f.mu and the lock file, f.st being up to date
+// with the file.
 func (f *File) locked(fn func() error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -143,140 +201,353 @@ func (f *File) locked(fn func() error) error {
 	}
 	// Go's signal handlers restart an interrupted flock(2).
 	if err := syscall.Flock(int(f.lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("lock %s: %w", f.lock.Name(), err)
+		return fmt.Errorf("delivery: inbox lock: %w", err)
 	}
 	defer syscall.Flock(int(f.lock.Fd()), syscall.LOCK_UN)
-	if st, err := statFile(f.path); err != nil {
-		return err
-	} else if f.queues == nil || st != f.stamp {
-		if err := f.load(); err != nil {
-			return err
-		}
+	if err := f.catchUp(); err != nil {
+		return fmt.Errorf("delivery: read inbox file: %w", err)
 	}
 	return fn()
 }
 
-// statFile returns the stamp of the file at path, the zero stamp when it
-// is missing.
-func statFile(path string) (stamp, error) {
-	fi, err := os.Stat(path)
+// catchUp reads what was written to the file since f last did: the
+// records appended, or the whole file when it was replaced. The lock is
+// held.
+func (f *File) catchUp() error {
+	file, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return stamp{}, nil
+		f.st, f.ino, f.end, f.loaded, f.v010 = newFileState(), 0, 0, true, false
+		return nil
 	}
 	if err != nil {
-		return stamp{}, err
+		return err
 	}
-	st := stamp{size: fi.Size(), mod: fi.ModTime()}
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		st.ino = sys.Ino
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return err
 	}
-	return st, nil
+	ino := inode(fi)
+	if f.loaded && ino == f.ino && (!f.v010 || fi.Size() == f.end) {
+		if fi.Size() == f.end {
+			return nil
+		}
+		if _, err := file.Seek(f.end, io.SeekStart); err != nil {
+			return err
+		}
+		return f.read(file, f.end, false)
+	}
+	f.st, f.ino, f.end, f.loaded, f.v010 = newFileState(), ino, 0, true, false
+	return f.read(file, 0, true)
 }
 
-// load reads the file into f; the lock is held.
-func (f *File) load() error {
-	st, err := statFile(f.path)
-	if err != nil {
-		return err
+func inode(fi fs.FileInfo) uint64 {
+	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(sys.Ino)
 	}
-	var data fileJSON
-	if err := readJSON(f.path, &data, f.now, f.log); err != nil {
-		return err
-	}
-	f.queues, f.handled, f.senders = map[string][]json.RawMessage{}, map[string]time.Time{}, map[string]string{}
-	cutoff := f.now().Add(-HandledFor)
-	for id, sec := range data.Handled {
-		if at := time.Unix(sec, 0).UTC(); id != "" && at.After(cutoff) {
-			f.handled[id] = at
-			if k := data.Senders[id]; k != "" {
-				f.senders[id] = k
-			}
+	return 0
+}
+
+// read applies the records of file from offset at (0: the whole file, its
+// header first) to f.st.
+func (f *File) read(file *os.File, at int64, whole bool) error {
+	r := bufio.NewReaderSize(file, 64<<10)
+	if whole {
+		first, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
 		}
+		if len(first) == 0 {
+			return f.readV010(nil) // empty: damaged
+		}
+		if string(bytes.TrimSpace(first)) != logHeader {
+			rest, err := io.ReadAll(r)
+			if err != nil {
+				return err
+			}
+			return f.readV010(append(first, rest...))
+		}
+		at = int64(len(first))
 	}
+	skipped := 0
+	for {
+		line, err := r.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(line) > 0 {
+				// A torn last record: never acknowledged; cut off at the
+				// next write.
+				f.log.Warn("delivery: an incomplete last record of the inbox file ignored", "path", f.path, "bytes", len(line))
+			}
+			break
+		}
+		if err != nil {
+			return err
+		}
+		at += int64(len(line))
+		var rec record
+		// A done record without a key is an id v0.1.0 recorded, without
+		// its sender.
+		if json.Unmarshal(line, &rec) != nil || rec.ID == "" || !(rec.Op == "done" || rec.Op == "push" && rec.Key != "" && len(rec.Body) > 0) {
+			skipped++
+			continue
+		}
+		f.st.apply(rec)
+	}
+	f.end = at
+	if skipped > 0 {
+		f.log.Error("delivery: unreadable records of the inbox file skipped", "path", f.path, "skipped", skipped)
+	}
+	return nil
+}
+
+// v010File is the file mombot v0.1.0 wrote.
+type v010File struct {
+	Queues  map[string][]json.RawMessage `json:"queues"`
+	Handled map[string]int64             `json:"handled"`
+}
+
+// readV010 reads data as the file of v0.1.0; data that is not is moved
+// aside.
+func (f *File) readV010(data []byte) error {
+	var old v010File
+	if err := json.Unmarshal(data, &old); err != nil || old.Queues == nil {
+		if err == nil {
+			err = errors.New("neither an inbox log nor a v0.1.0 inbox")
+		}
+		aside := fmt.Sprintf("%s.corrupt-%d", f.path, f.now().UnixNano())
+		if rerr := os.Rename(f.path, aside); rerr != nil {
+			return fmt.Errorf("%s is damaged (%v) and cannot be moved aside: %w", f.path, err, rerr)
+		}
+		f.log.Error("delivery: inbox file is damaged; moved aside, starting empty: the messages in it are not answered",
+			"path", f.path, "moved_to", aside, "err", err)
+		f.st, f.ino, f.end = newFileState(), 0, 0
+		return nil
+	}
+	f.v010, f.end = true, int64(len(data))
 	dropped := 0
-	for key, items := range data.Queues {
+	for key, items := range old.Queues {
 		for _, item := range items {
 			var m Message
 			if err := m.UnmarshalJSON(item); err != nil || m.Key != key {
 				dropped++
 				continue
 			}
-			b, _ := m.MarshalJSON()
-			f.queues[key] = append(f.queues[key], b)
+			f.st.apply(record{Op: "push", ID: m.ID, Key: m.Key, Body: m.Body})
+		}
+	}
+	for id, sec := range old.Handled {
+		if id != "" {
+			f.st.handled[id] = handled{at: time.Unix(sec, 0).UTC()}
 		}
 	}
 	if dropped > 0 {
 		f.log.Error("delivery: unreadable messages in the inbox file dropped", "path", f.path, "dropped", dropped)
 	}
-	f.stamp = st
 	return nil
 }
 
-// readJSON reads the JSON file at path into v: nothing when it is missing;
-// a damaged one is moved aside and logged.
-func readJSON(path string, v any, now func() time.Time, log *slog.Logger) error {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+// isKnown reports whether id is waiting or was handled in the last
+// HandledFor; the lock is held.
+func (f *File) isKnown(id string) bool {
+	if f.st.waiting[id] {
+		return true
+	}
+	h, ok := f.st.handled[id]
+	return ok && f.now().Sub(h.at) < HandledFor
+}
+
+// write makes recs durable and applies them to f.st: appended with one
+// fsync, or with the whole state in a new log when the log holds more
+// than twice what it needs (or is in v0.1.0's format, or compact is set).
+// On error f.st is as it was. The lock is held.
+func (f *File) write(recs []record, compact bool) error {
+	live := f.st.live()
+	if compact || f.v010 || f.end == 0 || f.st.records+len(recs) > 2*(live+len(recs))+minCompact {
+		next := f.st.clone()
+		for _, r := range recs {
+			next.apply(r)
+		}
+		if err := f.rewrite(&next); err != nil {
+			return err
+		}
+		f.st = next
 		return nil
 	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Bodies are stored as given: escaping them anew would change their
+	// bytes.
+	enc.SetEscapeHTML(false)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	file, err := os.OpenFile(f.path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		aside := fmt.Sprintf("%s.corrupt-%d", path, now().UnixNano())
-		if rerr := os.Rename(path, aside); rerr != nil {
-			return fmt.Errorf("%s is damaged (%v) and cannot be moved aside: %w", path, err, rerr)
-		}
-		log.Error("delivery: inbox file is damaged; moved aside, starting empty: the messages in it are not answered",
-			"path", path, "moved_to", aside, "err", err)
+	defer file.Close()
+	// A torn record a killed writer left after f.end is cut off first.
+	n, err := file.WriteAt(buf.Bytes(), f.end)
+	if err == nil {
+		err = file.Truncate(f.end + int64(n))
 	}
+	if err == nil {
+		err = syncFile(file)
+	}
+	if err != nil {
+		// What was written, if anything, is cut off; if that fails too,
+		// the next call reads the file again.
+		if file.Truncate(f.end) != nil {
+			f.loaded = false
+		}
+		return err
+	}
+	for _, r := range recs {
+		f.st.apply(r)
+	}
+	f.end += int64(n)
 	return nil
 }
 
-// Path returns the file's path.
-func (f *File) Path() string { return f.path }
+// minCompact is how many records beyond twice its state a log may hold
+// before it is rewritten, so that a small inbox is not rewritten often.
+var minCompact = 1000
 
-// Push implements [Inbox]: one write for the batch.
+// clone returns a copy of st that changes apart from it.
+func (st *fileState) clone() fileState {
+	c := newFileState()
+	for k, q := range st.queues {
+		c.queues[k] = slices.Clone(q)
+	}
+	for id := range st.waiting {
+		c.waiting[id] = true
+	}
+	for id, h := range st.handled {
+		c.handled[id] = h
+	}
+	c.records = st.records
+	return c
+}
+
+// rewrite replaces the file by a log of st, without the ids handled more
+// than HandledFor ago, and counts its records in st. The lock is held.
+func (f *File) rewrite(st *fileState) error {
+	cutoff := f.now().Add(-HandledFor)
+	var size int64
+	records := 0
+	err := rewriteFile(f.path, func(w io.Writer) error {
+		cw := &countWriter{w: w}
+		bw := bufio.NewWriterSize(cw, 64<<10)
+		enc := json.NewEncoder(bw)
+		enc.SetEscapeHTML(false)
+		if _, err := bw.WriteString(logHeader + "\n"); err != nil {
+			return err
+		}
+		// The ids handled first, oldest first, then the queues in key
+		// order: the same state gives the same file.
+		ids := make([]string, 0, len(st.handled))
+		for id, h := range st.handled {
+			if h.at.After(cutoff) {
+				ids = append(ids, id)
+			}
+		}
+		slices.SortFunc(ids, func(a, b string) int {
+			if c := st.handled[a].at.Compare(st.handled[b].at); c != 0 {
+				return c
+			}
+			return strings.Compare(a, b)
+		})
+		for _, id := range ids {
+			h := st.handled[id]
+			if err := enc.Encode(record{Op: "done", ID: id, Key: h.key, At: h.at.Unix()}); err != nil {
+				return err
+			}
+			records++
+		}
+		for _, key := range slices.Sorted(maps.Keys(st.queues)) {
+			for _, m := range st.queues[key] {
+				if err := enc.Encode(record{Op: "push", ID: m.ID, Key: m.Key, Body: m.Body}); err != nil {
+					return err
+				}
+				records++
+			}
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		size = cw.n
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		f.loaded = false
+		return nil // written: the next call reads it again
+	}
+	for id, h := range st.handled {
+		if !h.at.After(cutoff) {
+			delete(st.handled, id)
+		}
+	}
+	st.records = records
+	f.ino, f.end, f.v010 = inode(fi), size, false
+	return nil
+}
+
+// syncFile makes what was appended to file durable, and rewriteFile
+// replaces a file atomically: variables so that tests can count them.
+var (
+	syncFile    = (*os.File).Sync
+	rewriteFile = atomicfile.Write
+)
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Push implements [Inbox]: one write and one fsync for the batch.
 func (f *File) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	items := make([][]byte, len(batch))
-	for i, m := range batch {
-		item, err := m.MarshalJSON()
-		if err != nil {
-			return nil, err
+	recs := make([]record, 0, len(batch))
+	for _, m := range batch {
+		var b bytes.Buffer
+		if err := json.Compact(&b, m.Body); err != nil {
+			return nil, fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
 		}
-		items[i] = item
+		if m.ID == "" || m.Key == "" {
+			return nil, errors.New("delivery: message without an id or a key")
+		}
+		recs = append(recs, record{Op: "push", ID: m.ID, Key: m.Key, Body: b.Bytes()})
 	}
 	dup := make([]bool, len(batch))
 	err := f.locked(func() error {
-		prev := map[string][]json.RawMessage{}
-		for i, m := range batch {
-			if f.waitingOrHandled(m.ID) {
+		kept := recs[:0:0]
+		inBatch := map[string]bool{}
+		for i, r := range recs {
+			if f.isKnown(r.ID) || inBatch[r.ID] {
 				dup[i] = true
 				continue
 			}
-			q := f.queues[m.Key]
-			if _, ok := prev[m.Key]; !ok {
-				// Appending to a copy leaves the queue as it was for a
-				// failed save to restore.
-				prev[m.Key] = q
-				q = q[:len(q):len(q)]
-			}
-			f.queues[m.Key] = append(q, items[i])
+			inBatch[r.ID] = true
+			kept = append(kept, r)
 		}
-		if len(prev) == 0 {
+		if len(kept) == 0 {
 			return nil
 		}
-		if err := f.save(); err != nil {
-			for key, items := range prev {
-				if len(items) == 0 {
-					delete(f.queues, key)
-				} else {
-					f.queues[key] = items
-				}
-			}
+		if err := f.write(kept, false); err != nil {
 			return fmt.Errorf("delivery: inbox push: %w", err)
 		}
 		return nil
@@ -287,79 +558,28 @@ func (f *File) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 	return dup, nil
 }
 
-// waitingOrHandled reports whether id is queued or was handled in the last
-// HandledFor; the lock is held.
-func (f *File) waitingOrHandled(id string) bool {
-	if at, ok := f.handled[id]; ok && f.now().Sub(at) < HandledFor {
-		return true
-	}
-	for _, items := range f.queues {
-		for _, item := range items {
-			if itemID(item) == id {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// itemID returns the id of a stored message.
-func itemID(item []byte) string {
-	var m Message
-	if m.UnmarshalJSON(item) != nil {
-		return ""
-	}
-	return m.ID
-}
-
 // Peek implements [Inbox].
 func (f *File) Peek(ctx context.Context, key string) (m Message, ok bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return Message{}, false, err
 	}
 	err = f.locked(func() error {
-		items := f.queues[key]
-		if len(items) == 0 {
-			return nil
+		if q := f.st.queues[key]; len(q) > 0 {
+			m, ok = q[0], true
+			m.Body = slices.Clone(m.Body)
 		}
-		ok = true
-		return m.UnmarshalJSON(items[0]) // cannot fail: checked when kept
+		return nil
 	})
 	return m, ok, err
 }
 
-// Done implements [Inbox].
+// Done implements [Inbox]: one record, one fsync.
 func (f *File) Done(ctx context.Context, key, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return f.locked(func() error {
-		items := f.queues[key]
-		prev, had := f.handled[id]
-		prevKey, hadKey := f.senders[id]
-		if len(items) > 0 && itemID(items[0]) == id {
-			if len(items) == 1 {
-				delete(f.queues, key)
-			} else {
-				f.queues[key] = items[1:]
-			}
-		}
-		f.handled[id] = f.now().UTC()
-		f.senders[id] = key
-		if err := f.save(); err != nil {
-			if len(items) > 0 {
-				f.queues[key] = items
-			}
-			if had {
-				f.handled[id] = prev
-			} else {
-				delete(f.handled, id)
-			}
-			if hadKey {
-				f.senders[id] = prevKey
-			} else {
-				delete(f.senders, id)
-			}
+		if err := f.write([]record{{Op: "done", ID: id, Key: key, At: f.now().Unix()}}, false); err != nil {
 			return fmt.Errorf("delivery: inbox done: %w", err)
 		}
 		return nil
@@ -373,81 +593,43 @@ func (f *File) Keys(ctx context.Context) ([]string, error) {
 	}
 	var keys []string
 	err := f.locked(func() error {
-		keys = make([]string, 0, len(f.queues))
-		for k := range f.queues {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys = slices.Sorted(maps.Keys(f.st.queues))
 		return nil
 	})
 	return keys, err
 }
 
-// Erase implements [Inbox]: one rewrite of the file, which leaves no old
-// copy in the folder.
+// Erase implements [Inbox]: the file is rewritten without key's messages
+// and ids, leaving no old copy of them in the folder.
 func (f *File) Erase(ctx context.Context, key string) (queued, handled int, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
 	}
 	err = f.locked(func() error {
-		queued = len(f.queues[key])
 		var ids []string
-		for id, k := range f.senders {
-			if k == key {
+		for id, h := range f.st.handled {
+			if h.key == key {
 				ids = append(ids, id)
 			}
 		}
-		if queued == 0 && len(ids) == 0 {
+		q := f.st.queues[key]
+		if len(q) == 0 && len(ids) == 0 {
 			return nil
 		}
-		// On a failed save the file holds everything still: read it again
-		// at the next call.
-		delete(f.queues, key)
-		for _, id := range ids {
-			delete(f.handled, id)
-			delete(f.senders, id)
+		next := f.st.clone()
+		for _, m := range q {
+			delete(next.waiting, m.ID)
 		}
-		if err := f.save(); err != nil {
-			f.queues = nil
+		delete(next.queues, key)
+		for _, id := range ids {
+			delete(next.handled, id)
+		}
+		if err := f.rewrite(&next); err != nil {
 			return fmt.Errorf("delivery: inbox erase: %w", err)
 		}
-		handled = len(ids)
+		f.st = next
+		queued, handled = len(q), len(ids)
 		return nil
 	})
-	if err != nil {
-		return 0, 0, err
-	}
-	return queued, handled, nil
-}
-
-// save drops the ids older than HandledFor and writes the file; the lock
-// is held.
-func (f *File) save() error {
-	cutoff := f.now().Add(-HandledFor)
-	for id, at := range f.handled {
-		if !at.After(cutoff) {
-			delete(f.handled, id)
-			delete(f.senders, id)
-		}
-	}
-	err := atomicfile.Write(f.path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		// Messages are stored as given: escaping them anew would change
-		// their bytes.
-		enc.SetEscapeHTML(false)
-		handled := make(map[string]int64, len(f.handled))
-		for id, at := range f.handled {
-			handled[id] = at.Unix()
-		}
-		return enc.Encode(fileJSON{Queues: f.queues, Handled: handled, Senders: f.senders})
-	})
-	if err != nil {
-		return err
-	}
-	if st, err := statFile(f.path); err == nil {
-		f.stamp = st
-	} else {
-		f.queues = nil // read it again at the next call
-	}
-	return nil
+	return queued, handled, err
 }

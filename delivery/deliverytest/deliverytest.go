@@ -234,7 +234,7 @@ func WaitQueued(t *testing.T, l *delivery.Local, key string, n int) {
 
 // Push pushes ms in one batch, failing the test on an error or a
 // duplicate.
-func Push(t *testing.T, in delivery.Inbox, ms ...delivery.Message) {
+func Push(t testing.TB, in delivery.Inbox, ms ...delivery.Message) {
 	t.Helper()
 	dup, err := in.Push(context.Background(), ms...)
 	if err != nil {

@@ -1,5 +1,0 @@
-package delivery_test
-
-import "encoding/json"
-
-var jsonUnmarshal = json.Unmarshal
