@@ -514,3 +514,41 @@ func checkSummary(rec Record) error {
 	}
 	return nil
 }
+
+// DeleteSummary removes phone's running summary: its text goes from the
+// summary record and from the memory shown to the session under way, and
+// [Store.Scrub] runs so that the store keeps no copy. Turns still waiting
+// to be folded stay, to make a new summary. It reports whether there was
+// a summary to delete.
+func (m *Memory) DeleteSummary(ctx context.Context, phone string) (bool, error) {
+	if err := CheckPhone(phone); err != nil {
+		return false, err
+	}
+	deleted := false
+	err := m.updateSummary(ctx, phone, func(f *summaryFile) error {
+		deleted = f.Text != ""
+		if !deleted {
+			return errUnchanged
+		}
+		f.Text, f.Made, f.Turns, f.NoteIDs, f.ToolUseIDs = "", "", 0, nil, nil
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("conversation: delete summary: %w", err)
+	}
+	err = m.rewrite(ctx, phone, func(c *Conversation) bool {
+		s, ok := c.Shown()
+		if !ok || s.Summary == "" {
+			return false
+		}
+		s.Summary = ""
+		return c.setShown(s) == nil
+	})
+	if err == nil && deleted {
+		err = m.store.Scrub(ctx)
+	}
+	if err != nil {
+		return deleted, fmt.Errorf("conversation: delete summary: %w", err)
+	}
+	return deleted, nil
+}

@@ -61,3 +61,35 @@ func TestSummariesOff(t *testing.T) {
 		t.Errorf("summaries off, yet %d summary records", len(recs))
 	}
 }
+
+// TestDeleteSummary: deleting a summary removes its text and keeps the
+// turns still pending; a second delete finds nothing.
+func TestDeleteSummary(t *testing.T) {
+	clock := storetest.NewClock(storetest.Start)
+	mem, err := conversation.New(memstore.New(), &conversation.Options{Now: clock.Now, MaxTurns: 1, Summarize: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const p = "+14155551234"
+	mem.SaveTurn(ctx, p, storetest.TextTurn("pizza on sunday", "ok"))
+	mem.SaveTurn(ctx, p, storetest.TextTurn("swim on monday", "ok"))
+	if s, err := mem.FoldSummary(ctx, p, &storetest.Echo{}); err != nil || !strings.Contains(s.Text, "pizza on sunday") {
+		t.Fatalf("the summary before deleting: %+v, %v", s, err)
+	}
+	mem.SaveTurn(ctx, p, storetest.TextTurn("chess on tuesday", "ok"))
+	deleted, err := mem.DeleteSummary(ctx, p)
+	if err != nil || !deleted {
+		t.Fatalf("DeleteSummary = %v, %v; want true, nil", deleted, err)
+	}
+	s, err := mem.LoadSummary(ctx, p)
+	if err != nil || s.Text != "" || s.Pending != 1 {
+		t.Errorf("after deleting, the summary is %+v, %v; want no text and the one pending turn", s, err)
+	}
+	if deleted, err := mem.DeleteSummary(ctx, p); err != nil || deleted {
+		t.Errorf("deleting again = %v, %v; want false, nil", deleted, err)
+	}
+	if _, err := mem.DeleteSummary(ctx, ""); err == nil {
+		t.Error("DeleteSummary of a bad key: no error")
+	}
+}
