@@ -67,6 +67,7 @@ type personData struct {
 	Usage      *personUsage // nil when the ledger could not be read
 	Guest      bool
 	ConfigPath string
+	Memory     longTerm
 }
 
 // personPage shows a person's conversation as a chat thread, with the
@@ -93,6 +94,7 @@ func (s *Server) personPage(w http.ResponseWriter, r *http.Request, sess session
 			d.ForgetAt = c.LastActive.Add(lim.Timeout).Local().Format("15:04")
 		}
 	}
+	d.Memory = s.longTermOf(r.Context(), p)
 	if u, err := s.usageOf(r.Context(), p); err == nil {
 		d.Usage = u
 	} else {

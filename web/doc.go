@@ -1,22 +1,25 @@
 // Package web is the family's own page: a small web server, apart from
 // the WhatsApp webhook, on which the family's admin chats as any family
-// member, reads and clears what the assistant remembers of each person,
-// edits the family's lists, and sees what the assistant costs.
+// member, reads and clears what the assistant remembers of each person
+// (the conversation, the notes they see, their running summary), edits
+// the family's lists, and sees what the assistant costs.
 //
 // # Pages
 //
-//	GET  /                           the family, and how to name it when mombot.json does not
-//	GET  /people/{id}                a person's conversation as a chat thread, tool calls shown
-//	POST /people/{id}/messages       send a message as them (multipart: message, attachment)
-//	POST /people/{id}/clear          forget their conversation
-//	GET  /people/{id}/pending        {"pending":bool}, for the script that waits for a reply
-//	GET  /lists                      the family's lists
-//	POST /lists/items                add an item (list, item)
-//	POST /lists/items/delete         remove an item (list, item)
-//	POST /lists/delete               delete a list (list)
-//	GET  /usage[?person={id}]        usage and estimated cost per person and day, as an SVG chart
+//	GET  /                                the family, and how to name it when mombot.json does not
+//	GET  /people/{id}                     a person's conversation as a chat thread (tool calls shown), their notes and summary
+//	POST /people/{id}/messages            send a message as them (multipart: message, attachment)
+//	POST /people/{id}/clear               forget their conversation
+//	POST /people/{id}/notes/{n}/forget    forget note #n, which they see, everywhere
+//	POST /people/{id}/summary/delete      delete their running summary
+//	GET  /people/{id}/pending             {"pending":bool}, for the script that waits for a reply
+//	GET  /lists                           the family's lists
+//	POST /lists/items                     add an item (list, item)
+//	POST /lists/items/delete              remove an item (list, item)
+//	POST /lists/delete                    delete a list (list)
+//	GET  /usage[?person={id}]             usage and estimated cost per person and day, as an SVG chart
 //	GET  /login, POST /login, POST /logout
-//	GET  /static/{file}              the style sheet and the script
+//	GET  /static/{file}                   the style sheet and the script
 //
 // People are named in URLs by an id made from their name ("erin"), never
 // by their phone number, which the pages show masked.

@@ -71,6 +71,9 @@ type Options struct {
 	// empty means the configuration names nobody yet, and the admin chats
 	// as Guest.
 	Family []Person
+	// Notes is the family whose long-term notes the page shows and
+	// forgets on its members' pages; a zero ID means no notes are shown.
+	Notes conversation.Family
 	// ConfigPath is the configuration file that would name the family,
 	// shown with an example while Family is empty.
 	ConfigPath string
@@ -211,6 +214,8 @@ func New(o Options) (*Server, error) {
 	mux.HandleFunc("GET /people/{id}/pending", s.guard(false, s.pendingState))
 	mux.HandleFunc("POST /people/{id}/messages", s.guard(true, s.send))
 	mux.HandleFunc("POST /people/{id}/clear", s.guard(true, s.clear))
+	mux.HandleFunc("POST /people/{id}/notes/{note}/forget", s.guard(true, s.forgetNote))
+	mux.HandleFunc("POST /people/{id}/summary/delete", s.guard(true, s.deleteSummary))
 	mux.HandleFunc("GET /lists", s.guard(false, s.listsPage))
 	mux.HandleFunc("POST /lists/items", s.guard(true, s.addItem))
 	mux.HandleFunc("POST /lists/items/delete", s.guard(true, s.removeItem))

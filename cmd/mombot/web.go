@@ -130,9 +130,10 @@ func (c *pageConfig) open(e *env, cfg *assistantConfig, a *assistant.Assistant, 
 	if abs, err := filepath.Abs(configPath); err == nil {
 		configPath = abs
 	}
+	notes, _ := fc.NotesFamily() // with notes off, what is stored can still be seen and forgotten, as with mombot memory
 	srv, err := web.New(web.Options{
 		Assistant: a, Memory: mem, Lists: cfg.lists, Locker: locker,
-		Family: family, ConfigPath: configPath, Token: c.token,
+		Family: family, Notes: notes, ConfigPath: configPath, Token: c.token,
 		Prices: prices, PricesFrom: fc.Prices.From(), Logger: e.log,
 	})
 	if err != nil {
