@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/mombot/mombot/assistant/anthropictest"
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/browsertest"
 )
 
@@ -122,4 +123,38 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the policy blocked something on the pages: %q, %v", v, err)
 		}
 	})
+}
+
+// TestBrowserForget forgets a note and deletes a summary by their buttons
+// in headless Chromium, under the page's policy.
+func TestBrowserForget(t *testing.T) {
+	ctx := browsertest.New(t)
+	f, fam, _ := notesFixture(t)
+	data := `{"text":"Erin plays chess on Tuesdays","updated":"2026-11-20T10:00:00Z"}`
+	if _, err := f.store.Put(context.Background(), conversation.Summaries, conversation.Record{Key: erinPhone, Data: []byte(data)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	tab := browsertest.Tab(t, ctx)
+	if err := browsertest.WatchCSP(tab); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(tab, chromedp.Navigate(f.ts.URL+"/people/erin")); err != nil {
+		t.Fatal(err)
+	}
+	follow(t, tab, `//li[@class="note"][contains(., "#1")]//button[text()="Forget"]`)
+	waitVisible(t, tab, `//li[@class="note"][contains(., "#2")]`)
+	if n, err := chromedp.Run(tab, chromedp.Evaluate[int](`document.querySelectorAll("li.note").length`)); err != nil || n != 1 {
+		t.Errorf("after forgetting #1 the page lists %d notes, %v; want 1", n, err)
+	}
+	if notes, err := f.mem.Notes(context.Background(), fam, erinPhone); err != nil || len(notes) != 1 {
+		t.Errorf("after forgetting #1 Erin sees %d notes, %v; want 1", len(notes), err)
+	}
+	follow(t, tab, `//button[text()="Delete summary"]`)
+	waitVisible(t, tab, `//p[contains(., "No summary of Erin")]`)
+	if s, err := f.mem.LoadSummary(context.Background(), erinPhone); err != nil || s.Text != "" {
+		t.Errorf("after Delete summary the summary is %+v, %v", s, err)
+	}
+	if v, err := browsertest.CSPViolations(tab); err != nil || len(v) != 0 {
+		t.Errorf("the policy blocked something on the page: %q, %v", v, err)
+	}
 }
