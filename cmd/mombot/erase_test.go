@@ -26,9 +26,10 @@ const (
 	eraseKeptText = "quokka-pancake-recipe"
 )
 
-// seedErase stores, for both numbers, a conversation, recent messages and
-// usage on two recent days and one day old enough to be folded into the
-// anonymous totals, and sweeps once.
+// seedErase stores, for both numbers, notes (seedLongMemory), a
+// conversation, recent messages and usage on two recent days and one day
+// old enough to be folded into the anonymous totals, sweeps once, and
+// fills the inbox (seedInbox); the number to erase also has a summary.
 func seedErase(t *testing.T, url string) {
 	t.Helper()
 	ctx := context.Background()
@@ -37,10 +38,15 @@ func seedErase(t *testing.T, url string) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mem, err := conversation.New(s, nil)
+	clock := time.Now().Add(-time.Hour)
+	mem, err := conversation.New(s, &conversation.Options{
+		Now:       func() time.Time { return clock },
+		Summarize: func(string) bool { return true },
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	seedLongMemory(t, mem, func(d time.Duration) { clock = clock.Add(d) })
 	now := time.Now()
 	for phone, text := range map[string]string{eraseGone: eraseGoneText, eraseKept: eraseKeptText} {
 		if err := mem.SaveTurn(ctx, phone, storetest.TextTurn("[From Erin]: "+text, "Here is the "+text)); err != nil {
@@ -59,6 +65,48 @@ func seedErase(t *testing.T, url string) {
 		t.Fatal(err)
 	}
 	seedInbox(t, url)
+}
+
+// textSummarizer folds turns into a summary that quotes them, as a
+// summary may.
+type textSummarizer struct{}
+
+func (textSummarizer) Summarize(_ context.Context, in conversation.SummaryInput) (conversation.SummaryOutput, error) {
+	var b strings.Builder
+	for _, t := range in.Turns {
+		for _, m := range t.Messages {
+			b.WriteString(m.Text() + " ")
+		}
+	}
+	return conversation.SummaryOutput{Text: "They talked about: " + b.String()}, nil
+}
+
+// seedLongMemory gives both numbers long-term memory: each writes a family
+// note and a private one, and the number to erase has a running summary
+// of an expired conversation, made while the clock stands an hour back;
+// advance then moves the clock to now.
+func seedLongMemory(t *testing.T, mem *conversation.Memory, advance func(time.Duration)) {
+	t.Helper()
+	ctx := context.Background()
+	fam := conversation.Family{ID: conversation.DefaultFamilyID, Members: map[string]string{eraseGone: "Erin", eraseKept: "Jason"}, Claim: true}
+	for phone, text := range map[string]string{eraseGone: eraseGoneText, eraseKept: eraseKeptText} {
+		for _, scope := range []string{"family", "private"} {
+			if _, _, err := mem.AddNote(ctx, fam, phone, conversation.NewNote{Text: scope + " note: " + text, Scope: scope}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := mem.SaveTurn(ctx, eraseGone, storetest.TextTurn("[From Erin]: summary of "+eraseGoneText, "Noted")); err != nil {
+		t.Fatal(err)
+	}
+	advance(time.Hour)
+	if ok, err := mem.Expire(ctx, eraseGone); err != nil || !ok {
+		t.Fatalf("Expire = %v, %v; want the conversation an hour old expired", ok, err)
+	}
+	sum, err := mem.FoldSummary(ctx, eraseGone, textSummarizer{})
+	if err != nil || !strings.Contains(sum.Text, eraseGoneText) {
+		t.Fatalf("FoldSummary = %q, %v; want a summary quoting the turn", sum.Text, err)
+	}
 }
 
 // seedInbox puts in serve's inbox for url, for both numbers, a message
@@ -130,7 +178,7 @@ func TestEraseLeavesNoByte(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("erase: exit %d: %s", code, errOut)
 			}
-			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
+			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
 				t.Errorf("erase printed %q, want %q", out, want)
 			}
 			if got := leftovers(t, dir, digits, eraseGoneText); len(got) > 0 {
@@ -156,7 +204,7 @@ func TestEraseRedis(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("erase: exit %d: %s", code, errOut)
 	}
-	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
+	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
 		t.Errorf("erase printed %q, want %q", out, want)
 	}
 	assertErasedKeepsOthers(t, url)
@@ -199,7 +247,7 @@ func TestErasePostgres(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("erase: exit %d: %s", code, errOut)
 	}
-	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, inbox messages 1, handled ids 1\n"; out != want {
+	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
 		t.Errorf("erase printed %q, want %q", out, want)
 	}
 	assertErasedKeepsOthers(t, url)
