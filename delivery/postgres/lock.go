@@ -3,11 +3,8 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,10 +26,6 @@ const (
 	lockWaitMin = 5 * time.Millisecond
 	lockWaitMax = 200 * time.Millisecond
 )
-
-// releaseTimeout bounds the release of a lock, which runs even when the
-// holder's context has ended.
-const releaseTimeout = 5 * time.Second
 
 // LockerOptions configure [NewLocker]. The zero value means the defaults.
 type LockerOptions struct {
@@ -57,11 +50,7 @@ type LockerOptions struct {
 // another: Lock returns a context that tells it so, which the holder
 // checks before each step it must take alone.
 type Locker struct {
-	pool *pgxpool.Pool
-	ttl  time.Duration
-	log  *slog.Logger
-
-	take, renewSQL, release string
+	lease delivery.Lease
 }
 
 var _ delivery.Locker = (*Locker)(nil)
@@ -88,15 +77,32 @@ func NewLocker(ctx context.Context, pool *pgxpool.Pool, opts *LockerOptions) (*L
 	if err := migrate(ctx, pool, o.Schema); err != nil {
 		return nil, fmt.Errorf("postgres: locker: set up the tables in schema %s: %w", o.Schema, err)
 	}
-	l := &Locker{pool: pool, ttl: o.TTL, log: o.Logger}
 	locks := tables{o.Schema}.name("sender_locks")
 	lease := `now() + make_interval(secs => $3)`
-	l.take = `INSERT INTO ` + locks + ` AS l (sender, token, expires_at) VALUES ($1, $2, ` + lease + `)
+	take := `INSERT INTO ` + locks + ` AS l (sender, token, expires_at) VALUES ($1, $2, ` + lease + `)
 		ON CONFLICT (sender) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
 		WHERE l.expires_at <= now()`
-	l.renewSQL = `UPDATE ` + locks + ` SET expires_at = ` + lease + ` WHERE sender = $1 AND token = $2`
-	l.release = `DELETE FROM ` + locks + ` WHERE sender = $1 AND token = $2`
-	return l, nil
+	renew := `UPDATE ` + locks + ` SET expires_at = ` + lease + ` WHERE sender = $1 AND token = $2`
+	release := `DELETE FROM ` + locks + ` WHERE sender = $1 AND token = $2`
+	secs := o.TTL.Seconds()
+	// exec runs one of the statements and reports whether it changed a row.
+	exec := func(ctx context.Context, sql string, args ...any) (bool, error) {
+		tag, err := pool.Exec(ctx, sql, args...)
+		return err == nil && tag.RowsAffected() == 1, err
+	}
+	return &Locker{lease: delivery.Lease{
+		Name: "postgres", TTL: o.TTL, WaitMin: lockWaitMin, WaitMax: lockWaitMax, Log: o.Logger,
+		Take: func(ctx context.Context, key, token string) (bool, error) {
+			return exec(ctx, take, key, token, secs)
+		},
+		Renew: func(ctx context.Context, key, token string) (bool, error) {
+			return exec(ctx, renew, key, token, secs)
+		},
+		Release: func(ctx context.Context, key, token string) error {
+			_, err := exec(ctx, release, key, token)
+			return err
+		},
+	}}, nil
 }
 
 // ErrLockLost is [delivery.ErrLockLost], the cause (see [context.Cause])
@@ -114,92 +120,7 @@ var ErrLockLost = delivery.ErrLockLost
 // when a renewal finds the lock taken by another, or when the renewals
 // have failed for so long that the lease may run out before the next one
 // (about two thirds of the TTL). The loss is logged. held does not end
-// with ctx.
+// with ctx. See [delivery.Lease].
 func (l *Locker) Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error) {
-	token := rand.Text()
-	secs := l.ttl.Seconds()
-	wait := lockWaitMin
-	var taken time.Time
-	for {
-		taken = time.Now() // the lease lasts a TTL from no earlier than this
-		tag, err := l.pool.Exec(ctx, l.take, key, token, secs)
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				err = ctxErr
-			}
-			return nil, nil, fmt.Errorf("postgres: lock: %w", err)
-		}
-		if tag.RowsAffected() == 1 {
-			break
-		}
-		t := time.NewTimer(wait/2 + mrand.N(wait/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, fmt.Errorf("postgres: lock: %w", ctx.Err())
-		case <-t.C:
-		}
-		wait = min(2*wait, lockWaitMax)
-	}
-
-	held, lose := context.WithCancelCause(context.Background())
-	renewCtx, stop := context.WithCancel(context.Background())
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		l.renew(renewCtx, key, token, taken.Add(l.ttl), lose)
-	}()
-	var once sync.Once
-	return held, func() {
-		once.Do(func() {
-			stop()
-			<-renewed
-			lose(nil)
-			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-			defer cancel()
-			if _, err := l.pool.Exec(ctx, l.release, key, token); err != nil {
-				// The lease runs out on its own after the TTL.
-				l.log.Warn("postgres: release of a lock failed", "err", err)
-			}
-		})
-	}, nil
-}
-
-// renew extends the lease every TTL/3 until ctx is done or the lock is
-// lost, in which case it calls lose with ErrLockLost. The lock is known to
-// hold until expires, which each renewal moves on.
-func (l *Locker) renew(ctx context.Context, key, token string, expires time.Time, lose context.CancelCauseFunc) {
-	every := l.ttl / 3
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		// A renewal that hangs gives up halfway to the next tick, so
-		// that after two failed ones the holder still learns of the loss
-		// a sixth of the TTL before the lease may run out.
-		sent := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, every/2)
-		tag, err := l.pool.Exec(rctx, l.renewSQL, key, token, l.ttl.Seconds())
-		cancel()
-		switch {
-		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-			return // released meanwhile
-		case err != nil && time.Until(expires) <= every:
-			lose(ErrLockLost)
-			l.log.Error("postgres: a lock could not be renewed before its lease runs out; its holder is told it lost it", "err", err)
-			return
-		case err != nil:
-			l.log.Warn("postgres: renewal of a lock failed", "err", err)
-		case tag.RowsAffected() == 0:
-			lose(ErrLockLost)
-			l.log.Error("postgres: a lock's lease ran out while held and passed to another holder; its holder is told it lost it")
-			return
-		default:
-			expires = sent.Add(l.ttl)
-		}
-	}
+	return l.lease.Lock(ctx, key, rand.Text())
 }

@@ -3,11 +3,8 @@ package redis
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/mombot/mombot/delivery"
@@ -28,10 +25,6 @@ const (
 // minLockTTL is the shortest lock TTL accepted: Redis counts in
 // milliseconds, and the holder renews three times per TTL.
 const minLockTTL = 10 * time.Millisecond
-
-// releaseTimeout bounds the release of a lock, which runs even when the
-// holder's context has ended.
-const releaseTimeout = 5 * time.Second
 
 // LockerOptions configure [NewLocker]. The zero value means the defaults.
 type LockerOptions struct {
@@ -63,10 +56,8 @@ type LockerOptions struct {
 // Lock returns a context that tells it so, which the holder checks before
 // each step it must take alone.
 type Locker struct {
-	rdb    *goredis.Client
 	prefix string
-	ttl    time.Duration
-	log    *slog.Logger
+	lease  delivery.Lease
 }
 
 var _ delivery.Locker = (*Locker)(nil)
@@ -90,7 +81,20 @@ func NewLocker(rdb *goredis.Client, opts *LockerOptions) (*Locker, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Locker{rdb: rdb, prefix: o.Prefix + "lock:", ttl: o.TTL, log: o.Logger}, nil
+	ttl := o.TTL
+	return &Locker{prefix: o.Prefix + "lock:", lease: delivery.Lease{
+		Name: "redis", TTL: ttl, WaitMin: lockWaitMin, WaitMax: lockWaitMax, Log: o.Logger,
+		Take: func(ctx context.Context, key, token string) (bool, error) {
+			return rdb.SetNX(ctx, key, token, ttl).Result()
+		},
+		Renew: func(ctx context.Context, key, token string) (bool, error) {
+			n, err := renewScript.Run(ctx, rdb, []string{key}, token, ttl.Milliseconds()).Int()
+			return n != 0, err
+		},
+		Release: func(ctx context.Context, key, token string) error {
+			return releaseScript.Run(ctx, rdb, []string{key}, token).Err()
+		},
+	}}, nil
 }
 
 // renewScript extends the lock KEYS[1] to ARGV[2] ms if it still holds the
@@ -125,94 +129,7 @@ var ErrLockLost = delivery.ErrLockLost
 // when a renewal finds the lock taken by another or expired, or when the
 // renewals have failed for so long that the lock may expire before the
 // next one (about two thirds of the TTL). The loss is logged. held does not
-// end with ctx.
+// end with ctx. See [delivery.Lease].
 func (l *Locker) Lock(ctx context.Context, key string) (held context.Context, unlock func(), err error) {
-	rkey, token := l.prefix+key, rand.Text()
-	wait := lockWaitMin
-	var taken time.Time
-	for {
-		taken = time.Now() // the lock lasts a TTL from no earlier than this
-		ok, err := l.rdb.SetNX(ctx, rkey, token, l.ttl).Result()
-		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				err = ctxErr
-			}
-			return nil, nil, fmt.Errorf("redis: lock: %w", err)
-		}
-		if ok {
-			break
-		}
-		t := time.NewTimer(wait/2 + mrand.N(wait/2+1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, fmt.Errorf("redis: lock: %w", ctx.Err())
-		case <-t.C:
-		}
-		wait = min(2*wait, lockWaitMax)
-	}
-
-	held, lose := context.WithCancelCause(context.Background())
-	renewCtx, stop := context.WithCancel(context.Background())
-	renewed := make(chan struct{})
-	go func() {
-		defer close(renewed)
-		l.renew(renewCtx, rkey, token, taken.Add(l.ttl), lose)
-	}()
-	var once sync.Once
-	return held, func() {
-		once.Do(func() {
-			stop()
-			<-renewed
-			lose(nil)
-			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-			defer cancel()
-			if err := releaseScript.Run(ctx, l.rdb, []string{rkey}, token).Err(); err != nil {
-				// The lock expires on its own after the TTL.
-				l.log.Warn("redis: release of a lock failed", "err", err)
-			}
-		})
-	}, nil
-}
-
-// renew extends the lock every TTL/3 until ctx is done or the lock is lost,
-// in which case it calls lose with ErrLockLost. The lock is known to hold
-// until expires, which each renewal moves on.
-func (l *Locker) renew(ctx context.Context, rkey, token string, expires time.Time, lose context.CancelCauseFunc) {
-	every := l.ttl / 3
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		// A renewal that hangs gives up halfway to the next tick, so
-		// that after two failed ones the holder still learns of the loss
-		// a sixth of the TTL before the lock may expire.
-		sent := time.Now()
-		rctx, cancel := context.WithTimeout(ctx, every/2)
-		n, err := renewScript.Run(rctx, l.rdb, []string{rkey}, token, l.ttl.Milliseconds()).Int()
-		cancel()
-		switch {
-		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-			return // released meanwhile
-		case err != nil && time.Until(expires) <= every:
-			// The next renewal would come too late to be sure.
-			// Tell the holder first: once the loss is logged, it is known.
-			lose(ErrLockLost)
-			l.log.Error("redis: a lock could not be renewed before it expires; its holder is told it lost it", "err", err)
-			return
-		case err != nil:
-			// Try again at the next tick: the lock holds until expires.
-			l.log.Warn("redis: renewal of a lock failed", "err", err)
-		case n == 0:
-			lose(ErrLockLost)
-			l.log.Error("redis: a lock expired while held and may have passed to another holder; its holder is told it lost it")
-			return
-		default:
-			expires = sent.Add(l.ttl)
-		}
-	}
+	return l.lease.Lock(ctx, l.prefix+key, rand.Text())
 }
