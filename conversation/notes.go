@@ -539,36 +539,19 @@ func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string,
 }
 
 // rewrite lets change edit phone's stored conversation, if there is one,
-// and writes it back if change reports a change, on the condition that
-// nobody wrote it meanwhile, reading again when somebody did.
+// and writes it back if change reports a change, through [Memory.update]:
+// on the condition that nobody wrote it meanwhile.
 func (m *Memory) rewrite(ctx context.Context, phone string, change func(c *Conversation) bool) error {
-	for attempt := range maxAttempts {
-		c, err := m.load(ctx, phone)
-		if errors.Is(err, ErrNotFound) {
-			return nil
+	err := m.update(ctx, phone, func(c *Conversation, _ time.Time) error {
+		if c.Version == 0 || !change(c) { // none stored, or nothing to change
+			return errUnchanged
 		}
-		if err != nil {
-			return err
-		}
-		if !change(&c) {
-			return nil
-		}
-		data, err := encodeConversation(c, m.loc)
-		if err != nil {
-			return err
-		}
-		c.Version, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.keep())
-		if err == nil {
-			m.read.put(c)
-		}
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
 	}
-	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+	return err
 }
 
 // holds reports whether s holds text, ignoring case and white space.
