@@ -103,23 +103,35 @@ func (a *Assistant) withNotes(o Options) (*Assistant, error) {
 }
 
 // startMemory sets the memory the turn shows: the one stored with the
-// session c, or, at a session's start, the notes the person sees now. A
-// failure to read them is logged and the turn shows none.
+// session c, or, at a session's start, the notes the person sees now
+// (when notes are on) and their summary (when summaries are on). A
+// failure to read the notes is logged and the turn shows none of them.
 func (t *turn) startMemory(ctx context.Context, c conversation.Conversation, loaded bool) {
 	a := t.a
-	if !a.notes || !a.isMember(t.in.From) {
+	notes := a.notes && a.isMember(t.in.From)
+	summary := a.summarizer != nil && a.mem.Summarizes(t.in.From)
+	if !notes && !summary {
 		return
 	}
+	// The shown memory is keyed by the notes' family; without notes, by
+	// the family the summarizer shows notes of.
+	family := a.fam.ID
+	if !notes {
+		family = a.summarizer.fam.ID
+	}
 	if loaded && len(c.Turns) > 0 {
-		if s, ok := c.Shown(); ok && s.Family == a.fam.ID {
+		if s, ok := c.Shown(); ok && s.Family == family {
 			t.shown = &s
 			return
 		}
 	}
-	s, err := a.mem.ShowNotes(ctx, a.fam, t.in.From)
-	if err != nil {
-		t.log.Warn("assistant: reading the family's notes; answering without them", "err", err)
-		return
+	s := conversation.Shown{Family: family}
+	if notes {
+		var err error
+		if s, err = a.mem.ShowNotes(ctx, a.fam, t.in.From); err != nil {
+			t.log.Warn("assistant: reading the family's notes; answering without them", "err", err)
+			s = conversation.Shown{Family: family}
+		}
 	}
 	s.Summary = a.sessionSummary(ctx, t.in.From, t.log)
 	t.shown = &s

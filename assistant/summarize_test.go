@@ -120,3 +120,47 @@ func TestSummarizerFailureKeepsTurns(t *testing.T) {
 		t.Errorf("after a failed fold: %+v, want the turn pending", s)
 	}
 }
+
+// TestSummaryShownWithoutNotes: with summaries on and notes off, the next
+// session's request shows the person's summary, and no note tools.
+func TestSummaryShownWithoutNotes(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
+	srv := anthropictest.NewServer(t)
+	srv.SetNow(clock.Now)
+	mem, err := conversation.New(memstore.New(), &conversation.Options{Now: clock.Now,
+		Summarize: func(p string) bool { return p == erin || p == jason }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now,
+		Family:    map[string]assistant.Person{erin: {Name: "Erin"}, jason: {Name: "Jason"}},
+		Summaries: &assistant.SummarizerOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	srv.Enqueue(anthropictest.Text("Pizza on Sunday at 6, noted."))
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "we decided: pizza on Sunday at 6"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(conversation.DefaultTimeout + time.Second)
+	const summary = "- Pizza on Sunday at 6pm was decided."
+	srv.Enqueue(anthropictest.Text(summary), anthropictest.Text("Pizza, at 6."))
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "what did we decide for Sunday?"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || reqs[1].Params.Model != assistant.DefaultSummaryModel {
+		t.Fatalf("%d requests, want the reply, the fold and the reply", len(reqs))
+	}
+	last := reqs[2]
+	if want := conversation.RenderMemory(nil, summary); !strings.Contains(string(last.Params.System), string(mustJSON(want))) {
+		t.Errorf("the new session's request does not show the summary:\n%s", last.Params.System)
+	}
+	if strings.Contains(string(last.Body), `"remember"`) {
+		t.Errorf("with notes off the request offers the note tools:\n%s", last.Params.Tools)
+	}
+	if rej := srv.Rejected(); len(rej) > 0 {
+		t.Errorf("the fake API rejected: %v", rej)
+	}
+}
