@@ -23,10 +23,11 @@
 // record that every process and replica sharing the store changes through
 // [Memory.UpdateFamilyLists]; package assistant/lists holds their rules.
 //
-// Every store also keeps a [UsageLedger]: what each person's messages cost,
-// per UTC day, apart from the conversations, so that it outlives them (the
-// turn cap, [Memory.Clear], expiry and sweeps leave it alone); package usage
-// reports and prices it.
+// Every store also keeps a usage ledger ([Memory.AddUsage],
+// [Memory.UsageSince]): what each person's messages cost, per UTC day,
+// apart from the conversations, so that it outlives them (the turn cap,
+// [Memory.Clear], expiry and sweeps leave it alone); package usage reports
+// and prices it.
 //
 // A conversation's key is its phone number in E.164 form (package phone);
 // [Memory.Key] finds a number's conversation however the number is

@@ -225,7 +225,7 @@ func (m *Memory) Load(ctx context.Context, phone string) (Conversation, error) {
 // Expired reports whether a conversation last active at lastActive has
 // expired by the memory's clock and timeout.
 func (m *Memory) Expired(lastActive time.Time) bool {
-	return Expired(lastActive, m.now(), m.lim.Timeout)
+	return expired(lastActive, m.now(), m.lim.Timeout)
 }
 
 func (m *Memory) load(ctx context.Context, phone string) (Conversation, error) {
@@ -288,11 +288,10 @@ const maxAttempts = 50
 // Save appends turn to phone's conversation and sets its last activity to
 // now. If the conversation had expired it starts anew; beyond the turn cap
 // the oldest whole turns are dropped. Base64 images and documents are
-// replaced by placeholders (see [Sanitize]). The turn is durable when Save
-// returns nil.
+// replaced by placeholders ([ImagePlaceholder], [DocumentPlaceholder]). The
+// turn is durable when Save returns nil.
 //
-// Extra keys, of the turn and of its messages, are stored compacted, as
-// [Sanitize] does for a message's.
+// Extra keys, of the turn and of its messages, are stored compacted.
 //
 // A turn for the system sender is not stored, and Save returns nil. A turn
 // that would break the history (see [ValidateTurn]), or whose extra keys are
@@ -352,7 +351,7 @@ func (m *Memory) keep() time.Duration { return m.lim.Timeout + time.Minute }
 // keptTurns returns the turns of a conversation that stay next to a turn
 // saved at now: none if it has expired, else the most recent lim.MaxTurns-1.
 func keptTurns(turns []Turn, lastActive, now time.Time, lim Limits) []Turn {
-	if len(turns) == 0 || Expired(lastActive, now, lim.Timeout) {
+	if len(turns) == 0 || expired(lastActive, now, lim.Timeout) {
 		return nil
 	}
 	if len(turns) >= lim.MaxTurns {
@@ -450,7 +449,7 @@ func (m *Memory) Replace(ctx context.Context, c Conversation) error {
 	if c.Phone == SystemSender {
 		return nil
 	}
-	if _, dropped := Repair(c.Turns); dropped > 0 {
+	if _, dropped := repair(c.Turns); dropped > 0 {
 		return fmt.Errorf("conversation: replace: %w: %d turns the API would refuse", ErrInvalidTurn, dropped)
 	}
 	data, err := encodeConversation(c, m.loc)
@@ -506,7 +505,7 @@ func (m *Memory) List(ctx context.Context) ([]Summary, error) {
 			continue
 		}
 		sums = append(sums, Summary{Phone: c.Phone, LastActive: c.LastActive, Turns: len(c.Turns),
-			Expired: Expired(c.LastActive, now, m.lim.Timeout)})
+			Expired: expired(c.LastActive, now, m.lim.Timeout)})
 	}
 	return sums, nil
 }
@@ -602,7 +601,7 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	now, n := m.now(), 0
 	for _, rec := range recs {
 		c, _, err := decodeConversation(rec.Key, rec, m.loc)
-		if err != nil || !Expired(c.LastActive, now, m.lim.Timeout) {
+		if err != nil || !expired(c.LastActive, now, m.lim.Timeout) {
 			continue // what is not a conversation is not the sweep's to delete
 		}
 		if CheckPhone(rec.Key) == nil {

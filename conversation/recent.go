@@ -57,9 +57,9 @@ type RecentMessage struct {
 	At time.Time
 }
 
-// CheckRecent returns an error wrapping ErrInvalidRecent if m cannot be
+// checkRecent returns an error wrapping ErrInvalidRecent if m cannot be
 // remembered.
-func CheckRecent(m RecentMessage) error {
+func checkRecent(m RecentMessage) error {
 	switch {
 	case m.ID == "":
 		return fmt.Errorf("conversation: %w: no id", ErrInvalidRecent)
@@ -75,10 +75,10 @@ func CheckRecent(m RecentMessage) error {
 	return nil
 }
 
-// ClipRecentText returns s as it is remembered: valid UTF-8, at most
+// clipRecentText returns s as it is remembered: valid UTF-8, at most
 // MaxRecentText bytes, cut at a character boundary and ended with "…" when
 // longer.
-func ClipRecentText(s string) string {
+func clipRecentText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= MaxRecentText {
 		return s
@@ -91,24 +91,23 @@ func ClipRecentText(s string) string {
 	return s[:n] + ellipsis
 }
 
-// CheckRemember checks the arguments of [RecentMessages.RememberMessages]
-// as every store must, and returns the messages to record: checked,
+// checkRemember checks the arguments of [Memory.Remember] and returns the messages to record: checked,
 // clipped, within the window at now, the newest of each id, ordered oldest
 // first. skip is set when nothing is to be recorded (the system sender, or
 // no message within the window).
-func CheckRemember(phone string, now time.Time, msgs []RecentMessage) (out []RecentMessage, skip bool, err error) {
+func checkRemember(phone string, now time.Time, msgs []RecentMessage) (out []RecentMessage, skip bool, err error) {
 	if err := CheckPhone(phone); err != nil {
 		return nil, false, err
 	}
 	byID := make(map[string]int, len(msgs))
 	for _, m := range msgs {
-		if err := CheckRecent(m); err != nil {
+		if err := checkRecent(m); err != nil {
 			return nil, false, err
 		}
-		if RecentExpired(m.At, now) {
+		if recentExpired(m.At, now) {
 			continue
 		}
-		m.Text = ClipRecentText(m.Text)
+		m.Text = clipRecentText(m.Text)
 		if i, ok := byID[m.ID]; ok {
 			out[i] = m
 			continue
@@ -116,17 +115,17 @@ func CheckRemember(phone string, now time.Time, msgs []RecentMessage) (out []Rec
 		byID[m.ID] = len(out)
 		out = append(out, m)
 	}
-	SortRecent(out)
+	sortRecent(out)
 	return out, phone == SystemSender || len(out) == 0, nil
 }
 
-// RecentExpired reports whether a message sent at at is past the window at
+// recentExpired reports whether a message sent at at is past the window at
 // now.
-func RecentExpired(at, now time.Time) bool { return now.Sub(at) > RecentWindow }
+func recentExpired(at, now time.Time) bool { return now.Sub(at) > RecentWindow }
 
-// SortRecent orders msgs oldest first, ties by id, the order in which
-// stores keep and prune them.
-func SortRecent(msgs []RecentMessage) {
+// sortRecent orders msgs oldest first, ties by id, the order in which
+// they are kept and pruned.
+func sortRecent(msgs []RecentMessage) {
 	slices.SortStableFunc(msgs, func(a, b RecentMessage) int {
 		if c := a.At.Compare(b.At); c != 0 {
 			return c
@@ -135,12 +134,12 @@ func SortRecent(msgs []RecentMessage) {
 	})
 }
 
-// PruneRecent returns msgs, sorted oldest first, without those past the
-// window at now and without all but the newest MaxRecentPerPhone: what a
-// store keeps of one phone after an addition.
-func PruneRecent(msgs []RecentMessage, now time.Time) []RecentMessage {
-	SortRecent(msgs)
-	msgs = slices.DeleteFunc(msgs, func(m RecentMessage) bool { return RecentExpired(m.At, now) })
+// pruneRecent returns msgs, sorted oldest first, without those past the
+// window at now and without all but the newest MaxRecentPerPhone: what is
+// kept of one phone after an addition.
+func pruneRecent(msgs []RecentMessage, now time.Time) []RecentMessage {
+	sortRecent(msgs)
+	msgs = slices.DeleteFunc(msgs, func(m RecentMessage) bool { return recentExpired(m.At, now) })
 	if len(msgs) > MaxRecentPerPhone {
 		msgs = msgs[len(msgs)-MaxRecentPerPhone:]
 	}
@@ -156,7 +155,7 @@ func PruneRecent(msgs []RecentMessage, now time.Time) []RecentMessage {
 // wrapping [ErrInvalidRecent], and nothing is remembered.
 func (m *Memory) Remember(ctx context.Context, phone string, msgs ...RecentMessage) error {
 	now := m.now()
-	msgs, skip, err := CheckRemember(phone, now, msgs)
+	msgs, skip, err := checkRemember(phone, now, msgs)
 	if err != nil || skip {
 		return err
 	}
@@ -166,7 +165,7 @@ func (m *Memory) Remember(ctx context.Context, phone string, msgs ...RecentMessa
 			byID[r.ID] = true
 		}
 		old = slices.DeleteFunc(old, func(r RecentMessage) bool { return byID[r.ID] })
-		return PruneRecent(append(old, msgs...), now)
+		return pruneRecent(append(old, msgs...), now)
 	})
 	if err != nil {
 		return fmt.Errorf("conversation: remember messages: %w", err)
@@ -183,7 +182,7 @@ func (m *Memory) Recall(ctx context.Context, phone, id string) (RecentMessage, e
 	}
 	now := m.now()
 	for _, r := range msgs {
-		if r.ID == id && !RecentExpired(r.At, now) {
+		if r.ID == id && !recentExpired(r.At, now) {
 			return r, nil
 		}
 	}
@@ -222,7 +221,7 @@ func (m *Memory) recent(ctx context.Context, phone string) ([]RecentMessage, int
 	out := make([]RecentMessage, 0, len(stored))
 	for _, s := range stored {
 		r := RecentMessage(s)
-		if CheckRecent(r) == nil {
+		if checkRecent(r) == nil {
 			out = append(out, r)
 		}
 	}
@@ -279,7 +278,7 @@ func (m *Memory) sweepRecent(ctx context.Context, now time.Time) error {
 		if rec.Key == SystemSender || CheckPhone(rec.Key) != nil {
 			continue
 		}
-		err := m.updateRecent(ctx, rec.Key, func(old []RecentMessage) []RecentMessage { return PruneRecent(old, now) })
+		err := m.updateRecent(ctx, rec.Key, func(old []RecentMessage) []RecentMessage { return pruneRecent(old, now) })
 		if err != nil {
 			return err
 		}

@@ -52,7 +52,7 @@ func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
 }
 
 // decodeConversation reads a stored conversation of phone. Turns that do not
-// parse, or that the API would refuse ([Repair]), are left out and counted in
+// parse, or that the API would refuse (repair), are left out and counted in
 // dropped; an unreadable last_active leaves LastActive zero. Only data that
 // is not a JSON object is an error.
 func decodeConversation(phone string, rec Record, loc *time.Location) (c Conversation, dropped int, err error) {
@@ -83,7 +83,7 @@ func decodeConversation(phone string, rec Record, loc *time.Location) (c Convers
 		}
 		turns = append(turns, t)
 	}
-	kept, invalid := Repair(turns)
+	kept, invalid := repair(turns)
 	c.Turns = kept
 	dropped += invalid
 	delete(obj, "last_active")
@@ -171,7 +171,7 @@ func CheckRecord(kind Kind, rec Record, lim Limits) error {
 		}
 		ids := map[string]bool{}
 		for _, m := range msgs {
-			if err := CheckRecent(RecentMessage(m)); err != nil {
+			if err := checkRecent(RecentMessage(m)); err != nil {
 				return fmt.Errorf("recent messages of %s: %w", rec.Key, err)
 			}
 			if ids[m.ID] {

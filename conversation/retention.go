@@ -135,13 +135,13 @@ func kindOrder(k Kind) int {
 	return len(Kinds)
 }
 
-// About reports whether the record of kind under key is about phone, and so
+// about reports whether the record of kind under key is about phone, and so
 // goes when phone's data is erased: a usage record of phone's on any day,
 // and of every other kind a record whose key is phone or has phone as one
 // of its "/"-separated parts ("phone", "phone/...", ".../phone"). Records of
 // the family as a whole (the lists, a family's [Notes]) are about nobody:
 // [Memory.Erase] removes a person's notes from them instead.
-func About(kind Kind, key, phone string) bool {
+func about(kind Kind, key, phone string) bool {
 	if kind == Notes {
 		return false
 	}
@@ -152,15 +152,17 @@ func About(kind Kind, key, phone string) bool {
 	return slices.Contains(strings.Split(key, "/"), phone)
 }
 
-// Erase deletes every record about phone ([About]) of every kind in
-// [Kinds]: the conversation, the recent messages, each day of the usage
-// ledger and whatever per-person kind the domain has. Days already folded
-// into an [Anonymous] total stay as totals. The notes phone wrote, private
-// and family ones, become tombstones without content in every family, and
-// leave the memory shown to the family's sessions; they count under
-// [Notes]. It returns how many records of each kind it deleted. The bytes of what was deleted may stay in the
-// store's storage until [Store.Scrub] runs, which the caller does once the
-// store is open for nothing else.
+// Erase deletes every record about phone of every kind in [Kinds]: a usage
+// record of phone's on any day and, of any other kind, a record whose key is
+// phone or has phone as one of its "/"-separated parts (the conversation,
+// the recent messages, whatever per-person kind the domain has). Days
+// already folded into an [Anonymous] total stay as totals. The notes phone
+// wrote, private and family ones, become tombstones without content in every
+// family, and leave the memory shown to the family's sessions; they count
+// under [Notes]. It returns how many records of each kind it deleted. The
+// bytes of what was deleted may stay in the store's storage until
+// [Store.Scrub] runs, which the caller does once the store is open for
+// nothing else.
 func (m *Memory) Erase(ctx context.Context, phone string) (Erased, error) {
 	if err := CheckPhone(phone); err != nil {
 		return nil, err
@@ -175,7 +177,7 @@ func (m *Memory) Erase(ctx context.Context, phone string) (Erased, error) {
 			return out, fmt.Errorf("conversation: erase: %w", err)
 		}
 		for _, rec := range recs {
-			if !About(kind, rec.Key, phone) {
+			if !about(kind, rec.Key, phone) {
 				continue
 			}
 			err := m.store.Delete(ctx, kind, rec.Key, 0)

@@ -15,7 +15,7 @@ const ImagePlaceholder = "[Image sent: photo]"
 
 // DocumentPlaceholder returns the text that stands for a document in a
 // stored message, "[Document sent: NAME]": the assistant names the file
-// ("[Document sent: newsletter.pdf]"), and [Sanitize], replacing a base64
+// ("[Document sent: newsletter.pdf]"), and sanitize, replacing a base64
 // document it finds in a turn, names its media type ("[Document sent:
 // application/pdf]").
 func DocumentPlaceholder(name string) string {
@@ -25,14 +25,14 @@ func DocumentPlaceholder(name string) string {
 	return "[Document sent: " + name + "]"
 }
 
-// Sanitize returns m ready for storage: its content compacted, and every
+// sanitize returns m ready for storage: its content compacted, and every
 // base64 image or document block, including those inside tool results,
 // replaced by a text block with [ImagePlaceholder] or [DocumentPlaceholder].
 // Images and documents given by URL or file id are kept. The message's extra
 // keys are compacted too, so that what is read back is what was saved, and
 // "role" and "content" are dropped from them; it fails if a value is not
 // valid JSON. Everything else is kept byte for byte.
-func Sanitize(m Message) (Message, error) {
+func sanitize(m Message) (Message, error) {
 	content := compact(m.Content)
 	if !json.Valid(content) {
 		return Message{}, errors.New("content is not valid JSON")
@@ -58,7 +58,7 @@ func Sanitize(m Message) (Message, error) {
 // cleanExtra returns a copy of extra without the keys in skip and with every
 // value compacted, or nil if none is left. It fails if a value is not valid
 // JSON. Memory.Save applies it to a turn's extra keys (skipping
-// "messages") and, through [Sanitize], to each message's.
+// "messages") and, through sanitize, to each message's.
 func cleanExtra(extra map[string]json.RawMessage, skip ...string) (map[string]json.RawMessage, error) {
 	var out map[string]json.RawMessage
 	for k, v := range extra {

@@ -3,7 +3,7 @@ package conversation
 import "fmt"
 
 // prepareTurn returns turn as [Memory.Save] stores it: every message passed
-// through [Sanitize], the turn's extra keys compacted, and the result
+// through sanitize, the turn's extra keys compacted, and the result
 // checked by [ValidateTurn]. Its errors wrap [ErrInvalidTurn]. The returned
 // turn shares no memory with turn.
 func prepareTurn(turn Turn) (Turn, error) {
@@ -13,7 +13,7 @@ func prepareTurn(turn Turn) (Turn, error) {
 	}
 	clean := Turn{Messages: make([]Message, len(turn.Messages)), Extra: extra}
 	for i, msg := range turn.Messages {
-		if clean.Messages[i], err = Sanitize(msg); err != nil {
+		if clean.Messages[i], err = sanitize(msg); err != nil {
 			return Turn{}, fmt.Errorf("%w: messages.%d: %v", ErrInvalidTurn, i, err)
 		}
 	}

@@ -508,7 +508,7 @@ func checkSummary(rec Record) error {
 		if p.Key != turnKey(p.Turn) {
 			return fmt.Errorf("summary of %s: pending turn key %s does not match its turn", rec.Key, p.Key)
 		}
-		if _, dropped := Repair([]Turn{p.Turn}); dropped > 0 {
+		if _, dropped := repair([]Turn{p.Turn}); dropped > 0 {
 			return fmt.Errorf("summary of %s: a pending turn the API would refuse", rec.Key)
 		}
 	}

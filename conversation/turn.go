@@ -135,10 +135,10 @@ type Limits struct {
 	MaxTurns int
 }
 
-// Expired reports whether a conversation last active at lastActive is over at
+// expired reports whether a conversation last active at lastActive is over at
 // now: more than timeout has passed (the original's "> CONVERSATION_TIMEOUT").
 // A zero lastActive (unreadable) is always over.
-func Expired(lastActive, now time.Time, timeout time.Duration) bool {
+func expired(lastActive, now time.Time, timeout time.Duration) bool {
 	return lastActive.IsZero() || now.Sub(lastActive) > timeout
 }
 

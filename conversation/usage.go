@@ -93,24 +93,23 @@ func UsageDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
-// CompareDailyUsage orders entries by day and then phone, the order of
-// [UsageLedger.UsageSince].
-func CompareDailyUsage(a, b DailyUsage) int {
+// compareDailyUsage orders entries by day and then phone, the order of
+// [Memory.UsageSince].
+func compareDailyUsage(a, b DailyUsage) int {
 	if c := a.Day.Compare(b.Day); c != 0 {
 		return c
 	}
 	return strings.Compare(a.Phone, b.Phone)
 }
 
-// UsageDayLayout is how stores write a day of the ledger: "2006-01-02".
+// UsageDayLayout is how a day of the ledger is written in its keys: "2006-01-02".
 const UsageDayLayout = time.DateOnly
 
-// CheckAddUsage checks the arguments of [Memory.AddUsage] as every
-// store must: the phone (an error wrapping [ErrInvalidPhone]) and the
+// checkAddUsage checks the arguments of [Memory.AddUsage]: the phone (an error wrapping [ErrInvalidPhone]) and the
 // counts (an error wrapping [ErrInvalidUsage]). It returns skip when there
 // is nothing to record: the usage is all zeros, or phone is the system
 // sender, which is never stored.
-func CheckAddUsage(phone string, u Usage) (skip bool, err error) {
+func checkAddUsage(phone string, u Usage) (skip bool, err error) {
 	if err := CheckPhone(phone); err != nil {
 		return false, err
 	}
@@ -131,7 +130,7 @@ func CheckAddUsage(phone string, u Usage) (skip bool, err error) {
 // ErrInvalidPhone and ErrInvalidUsage. Usage of the system sender and a
 // usage of all zeros are not recorded, and AddUsage returns nil.
 func (m *Memory) AddUsage(ctx context.Context, phone string, at time.Time, u Usage) error {
-	skip, err := CheckAddUsage(phone, u)
+	skip, err := checkAddUsage(phone, u)
 	if err != nil || skip {
 		return err
 	}
@@ -197,6 +196,6 @@ func (m *Memory) UsageSince(ctx context.Context, since time.Time) ([]DailyUsage,
 		}
 		out = append(out, DailyUsage{Day: day, Phone: phone, Usage: u})
 	}
-	slices.SortFunc(out, CompareDailyUsage)
+	slices.SortFunc(out, compareDailyUsage)
 	return out, nil
 }

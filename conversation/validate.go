@@ -278,13 +278,13 @@ func checkResultContent(content json.RawMessage) error {
 	return nil
 }
 
-// Repair returns the turns that pass [ValidateTurn], in order, and how many
+// repair returns the turns that pass [ValidateTurn], in order, and how many
 // were dropped. A turn that reuses a tool_use id of an earlier kept turn is
 // dropped too, since the API wants ids unique across the request. Stores call
 // it on what they read from storage that was not written through [Memory],
 // such as a file edited by hand or written by an older version. Because
 // every kept turn is valid on its own, the history they make is valid too.
-func Repair(turns []Turn) (kept []Turn, dropped int) {
+func repair(turns []Turn) (kept []Turn, dropped int) {
 	kept = turns[:0:0]
 	ids := map[string]bool{}
 	for _, t := range turns {

@@ -1,5 +1,5 @@
 // Package usage reports what the assistant's API calls cost: it sums the
-// usage ledger's days ([conversation.UsageLedger]) per person and in
+// usage ledger's days ([conversation.Memory.UsageSince]) per person and in
 // total, and estimates their cost in US dollars from per-million-token
 // [Prices], for the usage command's table and JSON. The ledger itself, and
 // what it counts, belong to package conversation and its stores.

@@ -41,7 +41,7 @@ type Person struct {
 }
 
 // Add counts the ledger's days, ordered by day as
-// [conversation.UsageLedger.UsageSince] returns them; names maps a phone
+// [conversation.Memory.UsageSince] returns them; names maps a phone
 // to the person's name, and a phone without one shows no name.
 func (r *Report) Add(days []conversation.DailyUsage, names map[string]string) {
 	byPhone := map[string]*Person{}

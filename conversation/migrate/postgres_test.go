@@ -110,7 +110,12 @@ func (d *deployment) check(t *testing.T, s conversation.Store, where string) {
 	if err != nil {
 		t.Fatalf("%s: usage: %v", where, err)
 	}
-	want := slices.SortedFunc(slices.Values(d.usage), conversation.CompareDailyUsage)
+	want := slices.SortedFunc(slices.Values(d.usage), func(a, b conversation.DailyUsage) int {
+		if c := a.Day.Compare(b.Day); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Phone, b.Phone)
+	})
 	if !reflect.DeepEqual(usage, want) {
 		t.Errorf("%s: usage\n%+v\nwant\n%+v", where, usage, want)
 	}
