@@ -18,7 +18,8 @@
 // under test that the real API would reject so fails the test too.
 //
 // Responses are scripted with [Server.Enqueue] or computed by a
-// [Server.Respond] function; both can return errors such as 429, 500 or 529
+// [Server.Respond] function, and the requests for one model can be
+// answered apart by a [Server.Route] function; all can return errors such as 429, 500 or 529
 // with a request-id header and a Retry-After, every stop_reason the API
 // documents ([Refusal] with its stop_details, [CutOff], [Paused] with
 // server tool blocks, [ContextWindowExceeded]), or [Hang], a request never

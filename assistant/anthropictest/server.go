@@ -61,6 +61,7 @@ type Server struct {
 	window   int // the context window, in tokens
 	queue    []Response
 	respond  func(Request) Response
+	routes   map[string]func(Request) Response // by model
 	requests []Request
 	nextID   int
 }
@@ -134,6 +135,24 @@ func (s *Server) Respond(f func(Request) Response) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.respond = f
+}
+
+// Route sets the function that answers the valid requests for model,
+// before the queue and [Server.Respond]: the requests of a second caller
+// with a model of its own (a summarizer on a cheaper model) are answered
+// apart from the scripted conversation, whenever they come. A nil f
+// removes the route. f is called with the server's lock released.
+func (s *Server) Route(model string, f func(Request) Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f == nil {
+		delete(s.routes, model)
+		return
+	}
+	if s.routes == nil {
+		s.routes = map[string]func(Request) Response{}
+	}
+	s.routes[model] = f
 }
 
 // Pending returns how many enqueued responses are left.
@@ -210,10 +229,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var resp Response
 	var ok bool
-	if len(s.queue) > 0 {
+	respond := s.respond
+	if route := s.routes[rec.Params.Model]; route != nil {
+		respond = route
+	} else if len(s.queue) > 0 {
 		resp, s.queue, ok = s.queue[0], s.queue[1:], true
 	}
-	respond := s.respond
 	s.mu.Unlock()
 	if !ok {
 		if respond == nil {

@@ -195,3 +195,52 @@ func postUsage(t *testing.T, srv *anthropictest.Server, body string) anthropicte
 	}
 	return m.Usage
 }
+
+// TestRoute: requests for a routed model are answered by its function and
+// take nothing from the queue; they are still checked against the API's
+// rules; other models take the queue; a nil function removes the route.
+func TestRoute(t *testing.T) {
+	srv := anthropictest.NewServer(t)
+	srv.Route("claude-cheap", func(r anthropictest.Request) anthropictest.Response {
+		return anthropictest.Text("summary of " + r.Params.Model)
+	})
+	srv.Enqueue(anthropictest.Text("scripted"))
+	send := func(model, msgs string) (int, string) {
+		t.Helper()
+		b := `{"model":"` + model + `","max_tokens":100,"messages":[` + msgs + `]}`
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/messages", strings.NewReader(b))
+		req.Header = headers()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m struct {
+			Content []struct{ Text string }
+			Error   struct{ Message string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		if len(m.Content) > 0 {
+			return resp.StatusCode, m.Content[0].Text
+		}
+		return resp.StatusCode, m.Error.Message
+	}
+	for _, c := range []struct {
+		model, msgs string
+		status      int
+		text        string
+	}{
+		{"claude-cheap", user, 200, "summary of claude-cheap"},
+		{"claude-cheap", `{"role":"assistant","content":"hi"}`, 400, "messages: first message must use the \"user\" role"},
+		{"claude-test", user, 200, "scripted"},
+		{"claude-cheap", user, 200, "summary of claude-cheap"},
+	} {
+		if status, text := send(c.model, c.msgs); status != c.status || !strings.Contains(text, c.text) {
+			t.Errorf("%s: %d %q, want %d %q", c.model, status, text, c.status, c.text)
+		}
+	}
+	srv.Route("claude-cheap", nil)
+	if status, text := send("claude-cheap", user); status != 500 || !strings.Contains(text, "no scripted response left") {
+		t.Errorf("after the route was removed: %d %q, want the empty queue's 500", status, text)
+	}
+}

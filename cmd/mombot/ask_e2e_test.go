@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/assistant/lists"
 )
@@ -371,14 +372,14 @@ func newAskFixture(t *testing.T, bin string) *askFixture {
 		t.Fatal(err)
 	}
 	f := &askFixture{t: t, bin: bin, claude: anthropictest.NewServer(t), dir: t.TempDir(), zone: zone}
+	f.claude.Route(assistant.DefaultSummaryModel, fakeSummarizer)
 	f.store = filepath.Join(f.dir, "data", "conversations.json")
 	config := `{
   "timezone": "America/Los_Angeles",
   "family": {
     "+1 (415) 555-1234": {"name": "Erin"},
     "+14155555678": {"name": "Jason", "timezone": "America/New_York"}
-  },
-  "memory": {"summaries": false}
+  }
 }`
 	if err := os.WriteFile(filepath.Join(f.dir, "mombot.json"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -432,6 +433,9 @@ func (f *askFixture) askErr(phone, text string) (string, []anthropictest.Request
 	}
 	var reqs []anthropictest.Request
 	for _, r := range f.claude.Requests()[before:] {
+		if r.Params.Model == assistant.DefaultSummaryModel {
+			continue // the summarizer's, folding turns first (summaries)
+		}
 		if sent := sentMessages(r); len(sent) > 0 && strings.Contains(sent[0], f.from(phone)) {
 			reqs = append(reqs, r)
 		}

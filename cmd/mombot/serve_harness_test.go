@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/whatsapp"
@@ -73,10 +74,10 @@ func newServeFixture(t testing.TB, store string, family map[string]string) *serv
 		dir:    t.TempDir(),
 		store:  store,
 	}
-	// Summaries are off: their calls to the model would come between a
-	// test's scripted answers (docs/summaries.md; tested in assistant).
-	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version},
-		"memory": map[string]any{"summaries": false}}
+	// Summaries are on, as by default: the summarizer's calls are
+	// answered apart from a test's scripted answers (summarizerModel).
+	f.claude.Route(assistant.DefaultSummaryModel, fakeSummarizer)
+	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version}}
 	for phone, name := range family {
 		cfg["family"].(map[string]any)[phone] = map[string]string{"name": name}
 	}
