@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -193,19 +194,13 @@ type weekResult struct {
 	answer       string
 	// cost is the week's cost at the main model's list prices, the
 	// summarizer's calls at Haiku's; summaryCost is the summarizer's
-	// share of it, and summaryAtMain what those calls would cost at the
-	// main model's prices (what mombot usage counts them at).
-	cost, summaryCost, summaryAtMain float64
-	summaryUsage                     conversation.Usage
+	// share of it.
+	cost, summaryCost float64
+	summaryUsage      conversation.Usage
 	// foldedFirst counts the summaries a message made at its session's
 	// start, where no sweep had run.
 	foldedFirst int
 }
-
-// haikuPrices are Claude Haiku 4.5's list prices, the Haiku whose prices
-// are published: $1 input, $1.25 5-minute cache write, $2 1-hour cache
-// write, $0.10 cache read and $5 output per million tokens.
-var haikuPrices = usage.Prices{Input: 1, CacheWrite5m: 1.25, CacheWrite1h: 2, CacheRead: 0.1, Output: 5}
 
 // cacheShare is the share of the prompt tokens read from the cache.
 func (w weekResult) cacheShare() float64 {
@@ -312,8 +307,7 @@ func runWeek(t testing.TB, with bool) weekResult {
 		summarizer := r.Params.Model == assistant.DefaultSummaryModel
 		if summarizer {
 			res.summaryCalls++
-			res.summaryCost += haikuPrices.Cost(u)
-			res.summaryAtMain += usage.DefaultPrices.Cost(u)
+			res.summaryCost += usage.HaikuPrices.Cost(u)
 			res.summaryUsage = res.summaryUsage.Add(u)
 		} else if mb := memoryText(t, r); mb != "" {
 			res.maxMemTokens = max(res.maxMemTokens, conversation.MemoryTokens(mb))
@@ -331,9 +325,21 @@ func runWeek(t testing.TB, with bool) weekResult {
 			t.Errorf("request %d, for Jason, holds Erin's private note or summary: %.300s", i, body)
 		}
 	}
-	res.cost = usage.DefaultPrices.Cost(res.usage) - res.summaryAtMain + res.summaryCost
+	res.cost = usage.DefaultPrices.Cost(res.usage) - usage.DefaultPrices.Cost(res.summaryUsage) + res.summaryCost
 	if !with {
 		return res
+	}
+	// The usage ledger, priced as mombot usage prices it, costs the same.
+	days, err := mem.UsageSince(ctx, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ledger conversation.Usage
+	for _, d := range days {
+		ledger = ledger.Add(d.Usage)
+	}
+	if got := (usage.Pricing{Main: usage.DefaultPrices, Summary: usage.HaikuPrices}).Cost(ledger); math.Abs(got-res.cost) > 1e-9 {
+		t.Errorf("the ledger prices the week at $%.6f, the requests at $%.6f", got, res.cost)
 	}
 	// The notes the family has at the end of the week.
 	fam := conversation.Family{ID: conversation.DefaultFamilyID, Claim: true, Members: map[string]string{erin: "Erin", jason: "Jason"}}
@@ -400,8 +406,7 @@ func TestLongTermMemoryWeek(t *testing.T) {
 	t.Logf("with long memory: %d requests (%d summarizer), memory at most %d tokens, cache share %.1f%%, $%.4f",
 		with.requests, with.summaryCalls, with.maxMemTokens, 100*with.cacheShare(), with.cost)
 	t.Logf("summarizer usage %+v", with.summaryUsage)
-	t.Logf("summarizer: $%.4f (at the main model's prices $%.4f, a ratio of %.3f)", with.summaryCost, with.summaryAtMain,
-		(with.cost-with.summaryCost+with.summaryAtMain)/without.cost)
+	t.Logf("summarizer: $%.4f", with.summaryCost)
 	t.Logf("without: %d requests, cache share %.1f%%, $%.4f; cost ratio %.3f",
 		without.requests, 100*without.cacheShare(), without.cost, ratio)
 	if with.maxMemTokens > conversation.MaxMemoryTokens {

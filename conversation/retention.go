@@ -96,7 +96,7 @@ func (m *Memory) sweepUsage(ctx context.Context, now time.Time) (int, error) {
 func negate(u Usage) Usage {
 	return Usage{Messages: -u.Messages, Calls: -u.Calls, InputTokens: -u.InputTokens,
 		CacheWrite5mTokens: -u.CacheWrite5mTokens, CacheWrite1hTokens: -u.CacheWrite1hTokens,
-		CacheReadTokens: -u.CacheReadTokens, OutputTokens: -u.OutputTokens}
+		CacheReadTokens: -u.CacheReadTokens, OutputTokens: -u.OutputTokens, Summarizer: Tokens{}.sub(u.Summarizer)}
 }
 
 // addAnonymous adds u to the [Anonymous] usage of day.

@@ -35,6 +35,47 @@ type Usage struct {
 	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
 	// OutputTokens is the tokens the model wrote.
 	OutputTokens int64 `json:"output_tokens,omitempty"`
+	// Summarizer is the part of the calls and tokens above that the
+	// running summaries' model took (memory.summary_model): it bills at
+	// its own rates.
+	Summarizer Tokens `json:"summarizer,omitzero"`
+}
+
+// Tokens are the calls and tokens of one model's part of a [Usage], by
+// kind, as Usage counts them.
+type Tokens struct {
+	Calls              int64 `json:"calls,omitempty"`
+	InputTokens        int64 `json:"input_tokens,omitempty"`
+	CacheWrite5mTokens int64 `json:"cache_write_5m_tokens,omitempty"`
+	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
+	CacheReadTokens    int64 `json:"cache_read_tokens,omitempty"`
+	OutputTokens       int64 `json:"output_tokens,omitempty"`
+}
+
+// Tokens returns u's calls and tokens, every model's.
+func (u Usage) Tokens() Tokens {
+	return Tokens{Calls: u.Calls, InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheWrite5mTokens,
+		CacheWrite1hTokens: u.CacheWrite1hTokens, CacheReadTokens: u.CacheReadTokens, OutputTokens: u.OutputTokens}
+}
+
+// Main returns u's calls and tokens of the main model: all but the
+// summarizer's.
+func (u Usage) Main() Tokens { return u.Tokens().sub(u.Summarizer) }
+
+func (t Tokens) add(o Tokens) Tokens {
+	return Tokens{
+		Calls:              t.Calls + o.Calls,
+		InputTokens:        t.InputTokens + o.InputTokens,
+		CacheWrite5mTokens: t.CacheWrite5mTokens + o.CacheWrite5mTokens,
+		CacheWrite1hTokens: t.CacheWrite1hTokens + o.CacheWrite1hTokens,
+		CacheReadTokens:    t.CacheReadTokens + o.CacheReadTokens,
+		OutputTokens:       t.OutputTokens + o.OutputTokens,
+	}
+}
+
+func (t Tokens) sub(o Tokens) Tokens {
+	return t.add(Tokens{Calls: -o.Calls, InputTokens: -o.InputTokens, CacheWrite5mTokens: -o.CacheWrite5mTokens,
+		CacheWrite1hTokens: -o.CacheWrite1hTokens, CacheReadTokens: -o.CacheReadTokens, OutputTokens: -o.OutputTokens})
 }
 
 // Add returns the sum of u and o, field by field.
@@ -47,6 +88,7 @@ func (u Usage) Add(o Usage) Usage {
 		CacheWrite1hTokens: u.CacheWrite1hTokens + o.CacheWrite1hTokens,
 		CacheReadTokens:    u.CacheReadTokens + o.CacheReadTokens,
 		OutputTokens:       u.OutputTokens + o.OutputTokens,
+		Summarizer:         u.Summarizer.add(o.Summarizer),
 	}
 }
 
@@ -74,7 +116,17 @@ func (u Usage) Check() error {
 			return fmt.Errorf("conversation: %w: %s must not be negative, got %d", ErrInvalidUsage, f.name, f.n)
 		}
 	}
+	if u.Summarizer.negative() {
+		return fmt.Errorf("conversation: %w: the summarizer's counts must not be negative", ErrInvalidUsage)
+	}
+	if u.Main().negative() {
+		return fmt.Errorf("conversation: %w: the summarizer's part is more than the whole", ErrInvalidUsage)
+	}
 	return nil
+}
+
+func (t Tokens) negative() bool {
+	return t.Calls < 0 || t.InputTokens < 0 || t.CacheWrite5mTokens < 0 || t.CacheWrite1hTokens < 0 || t.CacheReadTokens < 0 || t.OutputTokens < 0
 }
 
 // DailyUsage is one phone's usage on one day.

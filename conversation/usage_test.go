@@ -2,8 +2,10 @@ package conversation_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +86,27 @@ func ExampleMemory_AddUsage() {
 	}
 	// Output:
 	// 2026-02-24 +*******1234: 2 messages, 3 calls, 4900 of 5870 prompt tokens read from the cache
+}
+
+// TestUsageSummarizerPart: the summarizer's part adds up with the rest,
+// is what Main leaves out, and may be neither negative nor more than the
+// whole.
+func TestUsageSummarizerPart(t *testing.T) {
+	s := conversation.Tokens{Calls: 1, InputTokens: 10, OutputTokens: 5}
+	a := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 100, OutputTokens: 50}
+	b := conversation.Usage{Calls: 1, InputTokens: 10, OutputTokens: 5, Summarizer: s}
+	sum := a.Add(b)
+	if sum.Summarizer != s || sum.Main() != a.Tokens() || sum.Check() != nil {
+		t.Errorf("sum %+v: main %+v, check %v; want the summarizer's %+v apart", sum, sum.Main(), sum.Check(), s)
+	}
+	if err := (conversation.Usage{Calls: 1, Summarizer: conversation.Tokens{Calls: 2}}).Check(); !errors.Is(err, conversation.ErrInvalidUsage) {
+		t.Errorf("a summarizer's part over the whole: %v, want ErrInvalidUsage", err)
+	}
+	if err := (conversation.Usage{Summarizer: conversation.Tokens{OutputTokens: -1}}).Check(); !errors.Is(err, conversation.ErrInvalidUsage) {
+		t.Errorf("a negative summarizer's count: %v, want ErrInvalidUsage", err)
+	}
+	data, _ := json.Marshal(a)
+	if strings.Contains(string(data), "summarizer") {
+		t.Errorf("a usage without summaries is stored as %s", data)
+	}
 }

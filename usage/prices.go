@@ -107,11 +107,47 @@ func (c *PriceConfig) Resolve() (Prices, error) {
 	return p, nil
 }
 
-// Cost returns the estimated cost of u at p, in US dollars.
-func (p Prices) Cost(u conversation.Usage) float64 {
-	return (float64(u.InputTokens)*p.Input + float64(u.CacheWrite5mTokens)*p.CacheWrite5m +
-		float64(u.CacheWrite1hTokens)*p.CacheWrite1h + float64(u.CacheReadTokens)*p.CacheRead +
-		float64(u.OutputTokens)*p.Output) / 1e6
+// HaikuPrices are the list prices of Claude Haiku 4.5, the Haiku with
+// published prices: $1 input, $1.25 5-minute cache write, $2 1-hour cache
+// write, $0.10 cache read and $5 output per million tokens
+// (https://platform.claude.com/docs/en/about-claude/pricing).
+var HaikuPrices = Prices{Input: 1, CacheWrite5m: 1.25, CacheWrite1h: 2, CacheRead: 0.1, Output: 5}
+
+// ListPrices returns the list prices of model, and whether it knows them:
+// DefaultPrices for DefaultPricesModel, and HaikuPrices for the Haiku
+// models the summaries use (claude-haiku-4-5, and claude-haiku-5-5, priced
+// as Haiku 4.5 until its prices are published).
+func ListPrices(model string) (Prices, bool) {
+	switch model {
+	case DefaultPricesModel:
+		return DefaultPrices, true
+	case "claude-haiku-4-5", "claude-haiku-5-5":
+		return HaikuPrices, true
+	}
+	return Prices{}, false
+}
+
+// Cost returns the estimated cost of u at p, in US dollars: every call's
+// tokens, the summarizer's included.
+func (p Prices) Cost(u conversation.Usage) float64 { return p.TokensCost(u.Tokens()) }
+
+// TokensCost returns the estimated cost of t at p, in US dollars.
+func (p Prices) TokensCost(t conversation.Tokens) float64 {
+	return (float64(t.InputTokens)*p.Input + float64(t.CacheWrite5mTokens)*p.CacheWrite5m +
+		float64(t.CacheWrite1hTokens)*p.CacheWrite1h + float64(t.CacheReadTokens)*p.CacheRead +
+		float64(t.OutputTokens)*p.Output) / 1e6
+}
+
+// Pricing prices a ledger entry by model: the main model's calls at Main,
+// the summarizer's at Summary.
+type Pricing struct {
+	Main, Summary Prices
+}
+
+// Cost returns the estimated cost of u, in US dollars: its main model's
+// tokens at p.Main and its summarizer's at p.Summary.
+func (p Pricing) Cost(u conversation.Usage) float64 {
+	return p.Main.TokensCost(u.Main()) + p.Summary.TokensCost(u.Summarizer)
 }
 
 // readShare is the share of the prompt tokens read from the cache, or -1

@@ -20,10 +20,15 @@ import (
 type Report struct {
 	// Since is the first UTC day counted; zero means everything recorded.
 	Since time.Time
-	// Prices estimate the cost, and PricesFrom says where they come from
-	// ("the prices in mombot.json").
+	// Prices estimate the cost of the main model's calls, and PricesFrom
+	// says where they come from ("the prices in mombot.json").
 	Prices     Prices
 	PricesFrom string
+	// SummaryPrices estimate the cost of the summarizer's calls, and
+	// SummaryFrom says where they come from ("the list prices of
+	// claude-haiku-5-5"); nil means at Prices.
+	SummaryPrices *Prices
+	SummaryFrom   string
 	// People are each person's sums, ordered by phone, and Total all of
 	// theirs.
 	People []Person
@@ -65,6 +70,15 @@ func (r *Report) Add(days []conversation.DailyUsage, names map[string]string) {
 	slices.SortFunc(r.People, func(a, b Person) int { return strings.Compare(a.Phone, b.Phone) })
 }
 
+// pricing returns what the report prices each model's calls at.
+func (r *Report) pricing() Pricing {
+	p := Pricing{Main: r.Prices, Summary: r.Prices}
+	if r.SummaryPrices != nil {
+		p.Summary = *r.SummaryPrices
+	}
+	return p
+}
+
 func (r *Report) phone(number string) string {
 	if r.FullPhones {
 		return number
@@ -84,8 +98,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "Usage, %s (days are UTC days).\n", period)
-	fmt.Fprintf(w, "Estimated cost at %s, US dollars per million tokens: input %s, cache write 5m %s, cache write 1h %s, cache read %s, output %s.\n\n",
+	fmt.Fprintf(w, "Estimated cost at %s, US dollars per million tokens: input %s, cache write 5m %s, cache write 1h %s, cache read %s, output %s.\n",
 		r.PricesFrom, price(r.Prices.Input), price(r.Prices.CacheWrite5m), price(r.Prices.CacheWrite1h), price(r.Prices.CacheRead), price(r.Prices.Output))
+	if p := r.SummaryPrices; p != nil {
+		fmt.Fprintf(w, "The running summaries' calls at %s: input %s, cache write 5m %s, cache write 1h %s, cache read %s, output %s.\n",
+			r.SummaryFrom, price(p.Input), price(p.CacheWrite5m), price(p.CacheWrite1h), price(p.CacheRead), price(p.Output))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "PHONE\tNAME\tMESSAGES\tAPI CALLS\tINPUT\tCACHE WRITE 5M\tCACHE WRITE 1H\tCACHE READ\tOUTPUT\tREAD SHARE\tEST. COST\t")
 	row := func(phone, name string, u conversation.Usage) {
@@ -94,7 +113,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			share = fmt.Sprintf("%.1f%%", 100*s)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t$%.4f\t\n", phone, name, u.Messages, u.Calls,
-			u.InputTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.CacheReadTokens, u.OutputTokens, share, r.Prices.Cost(u))
+			u.InputTokens, u.CacheWrite5mTokens, u.CacheWrite1hTokens, u.CacheReadTokens, u.OutputTokens, share, r.pricing().Cost(u))
 	}
 	for _, p := range r.People {
 		row(r.phone(p.Phone), p.Name, p.Usage)
@@ -129,7 +148,7 @@ func (r *Report) entryJSON(u conversation.Usage) entryJSON {
 	j := entryJSON{
 		Messages: u.Messages, Calls: u.Calls, InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheWrite5mTokens,
 		CacheWrite1hTokens: u.CacheWrite1hTokens, CacheReadTokens: u.CacheReadTokens, OutputTokens: u.OutputTokens,
-		EstimatedCostUSD: r.Prices.Cost(u),
+		EstimatedCostUSD: r.pricing().Cost(u),
 	}
 	if s := readShare(u); s >= 0 {
 		j.CacheReadShare = &s
@@ -141,13 +160,17 @@ func (r *Report) entryJSON(u conversation.Usage) entryJSON {
 // the period, the prices, each person with their days, and the total.
 func (r *Report) WriteJSON(w io.Writer) error {
 	out := struct {
-		Since      *string     `json:"since"`
-		DayZone    string      `json:"day_zone"`
-		Prices     Prices      `json:"prices_per_million_tokens"`
-		PricesFrom string      `json:"prices_from"`
-		People     []entryJSON `json:"people"`
-		Total      entryJSON   `json:"total"`
-	}{DayZone: "UTC", Prices: r.Prices, PricesFrom: r.PricesFrom, People: []entryJSON{}, Total: r.entryJSON(r.Total)}
+		Since      *string `json:"since"`
+		DayZone    string  `json:"day_zone"`
+		Prices     Prices  `json:"prices_per_million_tokens"`
+		PricesFrom string  `json:"prices_from"`
+		// The summarizer's prices, when they are not Prices.
+		SummaryPrices *Prices     `json:"summary_prices_per_million_tokens,omitempty"`
+		SummaryFrom   string      `json:"summary_prices_from,omitempty"`
+		People        []entryJSON `json:"people"`
+		Total         entryJSON   `json:"total"`
+	}{DayZone: "UTC", Prices: r.Prices, PricesFrom: r.PricesFrom, SummaryPrices: r.SummaryPrices, SummaryFrom: r.SummaryFrom,
+		People: []entryJSON{}, Total: r.entryJSON(r.Total)}
 	if !r.Since.IsZero() {
 		s := r.Since.Format(time.DateOnly)
 		out.Since = &s

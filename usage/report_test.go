@@ -2,6 +2,7 @@ package usage
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -76,5 +77,66 @@ func TestReport(t *testing.T) {
 	var empty strings.Builder
 	if err := (&Report{}).WriteTable(&empty); err != nil || empty.String() != "no usage recorded (everything recorded)\n" {
 		t.Errorf("empty report %q, %v", empty.String(), err)
+	}
+}
+
+// TestReportPricesEachModel: the summarizer's part of a ledger entry is
+// priced at the summary model's prices, the rest at the main model's; the
+// token counts shown are every call's.
+func TestReportPricesEachModel(t *testing.T) {
+	day := time.Date(2026, 2, 24, 0, 0, 0, 0, time.UTC)
+	sum := conversation.Tokens{Calls: 1, InputTokens: 500, CacheWrite5mTokens: 100, OutputTokens: 100}
+	main := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1000, CacheReadTokens: 4000, OutputTokens: 200}
+	entry := main.Add(conversation.Usage{Calls: sum.Calls, InputTokens: sum.InputTokens, CacheWrite5mTokens: sum.CacheWrite5mTokens,
+		OutputTokens: sum.OutputTokens, Summarizer: sum})
+	haiku, ok := ListPrices("claude-haiku-5-5")
+	if !ok || haiku != HaikuPrices {
+		t.Fatalf("ListPrices(claude-haiku-5-5) = %v, %v; want Haiku's", haiku, ok)
+	}
+	r := Report{Prices: DefaultPrices, PricesFrom: "the defaults", SummaryPrices: &haiku, SummaryFrom: "the list prices of claude-haiku-5-5", FullPhones: true}
+	r.Add([]conversation.DailyUsage{{Phone: "+14155551234", Day: day, Usage: entry}}, nil)
+	// Sonnet: $2 input, $0.20 read, $10 output; Haiku: $1 input, $1.25
+	// 5-minute write, $5 output; per million tokens.
+	want := (1000*2+4000*0.2+200*10)/1e6 + (500*1+100*1.25+100*5)/1e6
+	var out strings.Builder
+	if err := r.WriteJSON(&out); err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		People []struct {
+			Input int64   `json:"input_tokens"`
+			Cost  float64 `json:"estimated_cost_usd"`
+		}
+		Total struct {
+			Cost float64 `json:"estimated_cost_usd"`
+		}
+		SummaryPrices *Prices `json:"summary_prices_per_million_tokens"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &j); err != nil {
+		t.Fatal(err)
+	}
+	if len(j.People) != 1 || math.Abs(j.People[0].Cost-want) > 1e-12 || math.Abs(j.Total.Cost-want) > 1e-12 {
+		t.Errorf("cost %+v, want %v each", j, want)
+	}
+	if j.People[0].Input != 1500 || j.SummaryPrices == nil || *j.SummaryPrices != HaikuPrices {
+		t.Errorf("input tokens %d (want every call's, 1500), summary prices %v", j.People[0].Input, j.SummaryPrices)
+	}
+	if atMain := DefaultPrices.Cost(entry); math.Abs(atMain-want) < 1e-9 {
+		t.Errorf("the test cannot tell the two prices apart: %v", atMain)
+	}
+	var table strings.Builder
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if s := table.String(); !strings.Contains(s, "summaries' calls at the list prices of claude-haiku-5-5: input 1,") || !strings.Contains(s, fmt.Sprintf("$%.4f", want)) {
+		t.Errorf("table:\n%s", s)
+	}
+	// Without summary prices, everything is at the main model's.
+	r.SummaryPrices = nil
+	out.Reset()
+	r.WriteJSON(&out)
+	json.Unmarshal([]byte(out.String()), &j)
+	if math.Abs(j.Total.Cost-DefaultPrices.Cost(entry)) > 1e-12 {
+		t.Errorf("without summary prices the cost is %v, want %v", j.Total.Cost, DefaultPrices.Cost(entry))
 	}
 }

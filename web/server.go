@@ -86,6 +86,9 @@ type Options struct {
 	// mean usage.DefaultPrices.
 	Prices     usage.Prices
 	PricesFrom string
+	// SummaryPrices estimate the cost of the running summaries' calls;
+	// nil means at Prices.
+	SummaryPrices *usage.Prices
 	// UsageDays is how many days the usage chart shows, today included;
 	// 0 means DefaultUsageDays.
 	UsageDays int

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/phone"
+	"github.com/mombot/mombot/usage"
 )
 
 // ledgerSince returns the usage ledger's entries from the UTC day of
@@ -66,8 +67,18 @@ func (s *Server) usageOf(ctx context.Context, p *person) (*personUsage, error) {
 			u.Usage = u.Usage.Add(e.Usage)
 		}
 	}
-	u.Cost, u.Share = s.o.Prices.Cost(u.Usage), share(u.Usage)
+	u.Cost, u.Share = s.cost(u.Usage), share(u.Usage)
 	return u, nil
+}
+
+// cost returns the estimated cost of u: the main model's calls at
+// Prices, the summarizer's at SummaryPrices.
+func (s *Server) cost(u conversation.Usage) float64 {
+	p := usage.Pricing{Main: s.o.Prices, Summary: s.o.Prices}
+	if s.o.SummaryPrices != nil {
+		p.Summary = *s.o.SummaryPrices
+	}
+	return p.Cost(u)
 }
 
 // usageData is the usage page's own data.
@@ -139,13 +150,13 @@ func (s *Server) usagePage(w http.ResponseWriter, r *http.Request, sess session)
 		}
 		pu.Usage = pu.Usage.Add(e.Usage)
 		d.Total.Usage = d.Total.Usage.Add(e.Usage)
-		d.DayRows = append(d.DayRows, dayRow{Day: e.Day.Format("Mon 2 Jan"), Name: pu.Name, Usage: e.Usage, Cost: s.o.Prices.Cost(e.Usage), Share: share(e.Usage)})
+		d.DayRows = append(d.DayRows, dayRow{Day: e.Day.Format("Mon 2 Jan"), Name: pu.Name, Usage: e.Usage, Cost: s.cost(e.Usage), Share: share(e.Usage)})
 	}
 	slices.Reverse(d.DayRows)
 	for _, pu := range d.People {
-		pu.Cost, pu.Share = s.o.Prices.Cost(pu.Usage), share(pu.Usage)
+		pu.Cost, pu.Share = s.cost(pu.Usage), share(pu.Usage)
 	}
-	d.Total.Cost, d.Total.Share = s.o.Prices.Cost(d.Total.Usage), share(d.Total.Usage)
+	d.Total.Cost, d.Total.Share = s.cost(d.Total.Usage), share(d.Total.Usage)
 	d.Chart = s.costChart(days, entries, byKey)
 	title := "Usage"
 	if d.Person != nil {
@@ -207,7 +218,7 @@ func (s *Server) costChart(days []time.Time, entries []conversation.DailyUsage, 
 		if !ok {
 			continue
 		}
-		stacks[i].cost += s.o.Prices.Cost(e.Usage)
+		stacks[i].cost += s.cost(e.Usage)
 		stacks[i].u = stacks[i].u.Add(e.Usage)
 		stacks[i].byWhom = append(stacks[i].byWhom, e)
 	}
@@ -247,7 +258,7 @@ func (s *Server) costChart(days []time.Time, entries []conversation.DailyUsage, 
 		})
 		y := c.Bottom
 		for _, e := range st.byWhom {
-			cost := s.o.Prices.Cost(e.Usage)
+			cost := s.cost(e.Usage)
 			h := cost / ymax * plotH
 			pu := byKey[e.Phone]
 			c.Bars = append(c.Bars, bar{X: round1(x + slot*0.15), Y: round1(y - h), W: round1(slot * 0.7), H: round1(h), Color: pu.Color,

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/config"
+	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/usage"
 )
@@ -62,6 +65,11 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 	if w := fc.Prices.ModelWarning(fc.Model); w != "" {
 		fmt.Fprintln(e.stderr, "mombot: usage: "+w)
 	}
+	summaryModel := cmp.Or(fc.Memory.SummaryModel, assistant.DefaultSummaryModel)
+	r.SummaryPrices = summaryPrices(fc)
+	if r.SummaryPrices != nil {
+		r.SummaryFrom = "the list prices of " + summaryModel
+	}
 
 	// usage only looks: no file, no lock, a damaged store reported, not moved.
 	cfg.readOnly = true
@@ -84,8 +92,21 @@ func runUsage(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("usage: %w", err)
 	}
 	r.Add(days, fc.Names())
+	if r.SummaryPrices == nil && r.Total.Summarizer != (conversation.Tokens{}) {
+		fmt.Fprintf(e.stderr, "mombot: usage: the prices of memory.summary_model %s are unknown; its calls are priced as the main model's\n", summaryModel)
+	}
 	if *asJSON {
 		return r.WriteJSON(e.stdout)
 	}
 	return r.WriteTable(e.stdout)
+}
+
+// summaryPrices returns the list prices of memory.summary_model, which the
+// summarizer's calls bill at, or nil when mombot does not know them.
+func summaryPrices(fc *config.File) *usage.Prices {
+	p, ok := usage.ListPrices(cmp.Or(fc.Memory.SummaryModel, assistant.DefaultSummaryModel))
+	if !ok {
+		return nil
+	}
+	return &p
 }

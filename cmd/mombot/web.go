@@ -134,7 +134,7 @@ func (c *pageConfig) open(e *env, cfg *assistantConfig, a *assistant.Assistant, 
 	srv, err := web.New(web.Options{
 		Assistant: a, Memory: mem, Lists: cfg.lists, Locker: locker,
 		Family: family, Notes: notes, ConfigPath: configPath, Token: c.token,
-		Prices: prices, PricesFrom: fc.Prices.From(), Logger: e.log,
+		Prices: prices, PricesFrom: fc.Prices.From(), SummaryPrices: summaryPrices(fc), Logger: e.log,
 	})
 	if err != nil {
 		return nil, err
