@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -77,6 +79,49 @@ func (l *FamilyLists) Add(name string, items []ListItem) []ListItem {
 	if len(cur) > 0 {
 		l.Lists[name] = cur
 	}
+	return added
+}
+
+// Merge adds in's items and removed items to l, each once, and returns
+// how many items it added to the lists: several copies of the lists (each
+// replica's lists.json, or two stores') become one. An item already on its
+// list, ignoring case, is kept as it was; the others are added at the end
+// of their list, in in's order, lists taken by name. A removed item is
+// added unless l has it (same list, text ignoring case, and time), its
+// removals numbered after l's so that "put back the last removal" never
+// mixes removals of the two. No limit is checked.
+func (l *FamilyLists) Merge(in FamilyLists) (added int) {
+	for _, k := range slices.Sorted(maps.Keys(in.Lists)) {
+		items := make([]ListItem, 0, len(in.Lists[k]))
+		for _, it := range in.Lists[k] {
+			if it.Text = OneLine(it.Text); it.Text != "" {
+				items = append(items, it)
+			}
+		}
+		added += len(l.Add(ListName(k), items))
+	}
+	next := int64(1)
+	for _, r := range l.Removed {
+		next = max(next, r.Removal+1)
+	}
+	renumber := map[int64]int64{}
+	for _, r := range in.Removed {
+		r.List = ListName(r.List)
+		if r.List == "" || r.Text == "" || slices.ContainsFunc(l.Removed, func(o RemovedItem) bool {
+			return o.List == r.List && strings.EqualFold(o.Text, r.Text) && o.RemovedAt.Equal(r.RemovedAt)
+		}) {
+			continue
+		}
+		n, ok := renumber[r.Removal]
+		if !ok {
+			n = next
+			next++
+			renumber[r.Removal] = n
+		}
+		r.Removal = n
+		l.Removed = append(l.Removed, r)
+	}
+	slices.SortStableFunc(l.Removed, func(a, b RemovedItem) int { return a.RemovedAt.Compare(b.RemovedAt) })
 	return added
 }
 

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/mombot/mombot/conversation"
 )
@@ -47,7 +44,7 @@ func (s *Store) Import(ctx context.Context, path string) (added int, err error) 
 		return 0, fmt.Errorf("lists: import %s: %w", path, err)
 	}
 	err = s.mem.UpdateFamilyLists(ctx, func(f *file) error {
-		added = merge(f, in)
+		added = f.Merge(in)
 		f.Removed = recent(f.Removed, s.now())
 		return nil
 	})
@@ -58,49 +55,4 @@ func (s *Store) Import(ctx context.Context, path string) (added int, err error) 
 		return added, fmt.Errorf("lists: import: %w", err)
 	}
 	return added, nil
-}
-
-// merge adds in's items and removed items to f, each once, and returns
-// how many items it added to the lists.
-func merge(f *file, in file) int {
-	names := make([]string, 0, len(in.Lists))
-	for k := range in.Lists {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	added := 0
-	for _, k := range names {
-		items := make([]Item, 0, len(in.Lists[k]))
-		for _, it := range in.Lists[k] {
-			if it.Text = conversation.OneLine(it.Text); it.Text != "" {
-				items = append(items, it)
-			}
-		}
-		added += len(f.Add(Name(k), items))
-	}
-	// The file's removals are numbered after the store's, so that "put back
-	// the last removal" never mixes removals of two replicas.
-	next := int64(1)
-	for _, r := range f.Removed {
-		next = max(next, r.Removal+1)
-	}
-	renumber := map[int64]int64{}
-	for _, r := range in.Removed {
-		r.List = Name(r.List)
-		if r.List == "" || r.Text == "" || slices.ContainsFunc(f.Removed, func(o Removed) bool {
-			return o.List == r.List && strings.EqualFold(o.Text, r.Text) && o.RemovedAt.Equal(r.RemovedAt)
-		}) {
-			continue
-		}
-		n, ok := renumber[r.Removal]
-		if !ok {
-			n = next
-			next++
-			renumber[r.Removal] = n
-		}
-		r.Removal = n
-		f.Removed = append(f.Removed, r)
-	}
-	slices.SortStableFunc(f.Removed, func(a, b Removed) int { return a.RemovedAt.Compare(b.RemovedAt) })
-	return added
 }

@@ -2,8 +2,10 @@
 // safely enough to run again and again while a server moves from the one to
 // the other: live conversations only, never rolling back one continued in
 // the target, and never silently losing a turn only the target holds. The
-// other kinds of record (recent messages, the usage ledger, the families'
-// notes) are copied where the target has none under the same key.
+// family's lists are merged into the target's, an item on both kept once.
+// The other kinds of record (recent messages, the usage ledger, the
+// families' notes) are copied where the target has none under the same
+// key.
 package migrate
 
 import (
@@ -48,6 +50,9 @@ type Result struct {
 	// Records counts the other records copied, and RecordsKept those the
 	// target already had under the same key (left as they are).
 	Records, RecordsKept int
+	// ListItems counts the list items the target's lists lacked, merged
+	// into them.
+	ListItems int
 }
 
 // Copy copies src's live conversations, and its other records, to dst.
@@ -88,10 +93,16 @@ func Copy(ctx context.Context, src, dst conversation.Store, opts *Options) (Resu
 	}
 	o.Progress(len(sums), len(sums))
 	for _, kind := range conversation.Kinds {
-		if kind == conversation.Conversations {
+		var err error
+		switch kind {
+		case conversation.Conversations:
 			continue
+		case conversation.Lists:
+			r.ListItems, err = mergeLists(ctx, from, to)
+		default:
+			err = copyRecords(ctx, src, dst, kind, &r)
 		}
-		if err := copyRecords(ctx, src, dst, kind, &r); err != nil {
+		if err != nil {
 			return r, fmt.Errorf("copy %s: %w", kind, err)
 		}
 	}
@@ -145,6 +156,20 @@ func copyConversation(ctx context.Context, from, to *conversation.Memory, p stri
 		r.Copied++
 	}
 	return nil
+}
+
+// mergeLists merges the family's lists of from into those of to, and
+// returns how many items it added.
+func mergeLists(ctx context.Context, from, to *conversation.Memory) (added int, err error) {
+	in, err := from.FamilyLists(ctx)
+	if err != nil || len(in.Lists)+len(in.Removed) == 0 {
+		return 0, err
+	}
+	err = to.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
+		added = l.Merge(in)
+		return nil
+	})
+	return added, err
 }
 
 // copyRecords copies every record of kind that dst lacks.

@@ -2,6 +2,8 @@ package migrate_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -143,8 +145,8 @@ func TestForceAndProgress(t *testing.T) {
 	}
 }
 
-// TestRecordsCopiedWhereMissing: the usage ledger, recent messages and the
-// family's lists are copied where the target has no record under the key,
+// TestRecordsCopiedWhereMissing: the usage ledger and recent messages are
+// copied where the target has no record under the key,
 // and a target's own record is kept, so that copying twice never counts
 // usage twice.
 func TestRecordsCopiedWhereMissing(t *testing.T) {
@@ -162,13 +164,13 @@ func TestRecordsCopiedWhereMissing(t *testing.T) {
 		l.Add("grocery", []conversation.ListItem{{Text: "milk", AddedAt: now}})
 		return nil
 	})
-	for range 2 {
+	for i := range 2 {
 		r, err := migrate.Copy(ctx, src, dst, &migrate.Options{Now: func() time.Time { return now }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Records+r.RecordsKept != 4 {
-			t.Fatalf("records copied %d, kept %d; want 4 in all", r.Records, r.RecordsKept)
+		if r.Records+r.RecordsKept != 3 || r.ListItems != 1-i {
+			t.Fatalf("copy %d: records copied %d, kept %d, list items %d; want 3 records in all and the list item the first time", i+1, r.Records, r.RecordsKept, r.ListItems)
 		}
 	}
 	got, err := to.UsageSince(ctx, time.Time{})
@@ -215,5 +217,65 @@ func TestNotesCopied(t *testing.T) {
 	}
 	if kept, _ := to.Notes(ctx, other, "+14155555678"); len(kept) != 1 || kept[0].Text != "target's own" {
 		t.Errorf("the target's own notes = %+v, want them kept", kept)
+	}
+}
+
+// TestListsMerged: the family's lists are merged into the target's, as the
+// import of replicas' lists.json files merges them: an item on both, in
+// any case, is kept once as the target had it, the source's other items
+// follow, each list is kept, and copying again adds nothing.
+func TestListsMerged(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	src, dst := memstore.New(), memstore.New()
+	from, _ := conversation.New(src, nil)
+	to, _ := conversation.New(dst, nil)
+	lists := func(mem *conversation.Memory, items map[string][]string, removed ...string) {
+		t.Helper()
+		err := mem.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
+			for name, texts := range items {
+				for _, text := range texts {
+					l.Add(name, []conversation.ListItem{{Text: text, AddedAt: now}})
+				}
+			}
+			for _, text := range removed {
+				l.Removed = append(l.Removed, conversation.RemovedItem{List: "grocery", ListItem: conversation.ListItem{Text: text}, RemovedAt: now, Removal: 1})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	lists(to, map[string][]string{"grocery": {"Milk", "bread"}, "to-do": {"call mom"}}, "jam")
+	lists(from, map[string][]string{"grocery": {"milk", "eggs"}, "hardware": {"nails"}}, "jam", "butter")
+	for i, want := range []int{2, 0} {
+		r, err := migrate.Copy(ctx, src, dst, nil)
+		if err != nil || r.ListItems != want {
+			t.Fatalf("copy %d: %d list items merged, %v; want %d", i+1, r.ListItems, err, want)
+		}
+	}
+	l, err := to.FamilyLists(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for name, items := range l.Lists {
+		var texts []string
+		for _, it := range items {
+			texts = append(texts, it.Text)
+		}
+		got[name] = strings.Join(texts, ",")
+	}
+	want := map[string]string{"grocery": "Milk,bread,eggs", "to-do": "call mom", "hardware": "nails"}
+	if !maps.Equal(got, want) {
+		t.Errorf("the target's lists = %q, want %q", got, want)
+	}
+	var removed []string
+	for _, r := range l.Removed {
+		removed = append(removed, fmt.Sprintf("%s#%d", r.Text, r.Removal))
+	}
+	if got := strings.Join(removed, ","); got != "jam#1,butter#2" {
+		t.Errorf("the target's removed items = %s, want jam once and butter as a later removal", got)
 	}
 }
