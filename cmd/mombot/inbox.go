@@ -98,15 +98,19 @@ func (s *senders) inbox(ctx context.Context, maxAge time.Duration, log *slog.Log
 	if s.rdb != nil {
 		return deliveryredis.NewInbox(s.rdb, &deliveryredis.InboxOptions{Prefix: s.prefix, MaxAge: maxAge})
 	}
-	return delivery.OpenFile(filepath.Join(storeurl.Dir(s.storeURL), "whatsapp-inbox.json"), &delivery.FileOptions{Logger: log})
+	return delivery.OpenFile(inboxFile(s.storeURL), &delivery.FileOptions{Logger: log})
+}
+
+// inboxFile is the inbox file serve keeps beside a file: or sqlite: store.
+func inboxFile(storeURL string) string {
+	return filepath.Join(storeurl.Dir(storeURL), "whatsapp-inbox.json")
 }
 
 // existingInbox opens WhatsApp's inbox for erase: nil, and no file
 // created, when serve has never kept one beside a file or sqlite: store.
 func (s *senders) existingInbox(ctx context.Context, log *slog.Logger) (delivery.Inbox, error) {
 	if s.rdb == nil && s.pool == nil {
-		path := filepath.Join(storeurl.Dir(s.storeURL), "whatsapp-inbox.json")
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(inboxFile(s.storeURL)); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 	}

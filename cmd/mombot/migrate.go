@@ -3,17 +3,23 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/mombot/mombot/conversation/migrate"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/internal/cli"
 	"github.com/mombot/mombot/phone"
 )
 
-const migrateUsage = `Usage: mombot history migrate --from URL --to URL [--force]
+const migrateUsage = `Usage: mombot history migrate --from URL --to URL [--force] [--inbox]
 
-Copies every live conversation from one store to another; the source is
-only read. Flags:`
+Copies every live conversation from one store to another, with the usage
+ledger, the recent messages and the notes, and merges the family's lists
+into the target's; the source is only read. With --inbox, the WhatsApp
+messages queued in the source's inbox and not yet answered move to the
+target's: stop serve on the source first. Flags:`
 
 // runMigrate copies every live conversation from one store to another:
 // mombot history migrate --from URL --to URL.
@@ -22,6 +28,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
 	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
+	moveInbox := fs.Bool("inbox", false, "move the WhatsApp messages waiting in the source's inbox, not yet answered, to the target's (stop serve on the source first)")
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -65,8 +72,91 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", phone.Mask(number))
 		}
 	}
-	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty); %s of usage and recent messages copied, %d already there\n",
+	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty); %s of usage, recent messages and notes copied, %d already there; %s merged into the lists\n",
 		cli.Plural(r.Copied, "conversation", "conversations"), storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty,
-		cli.Plural(r.Records, "record", "records"), r.RecordsKept)
+		cli.Plural(r.Records, "record", "records"), r.RecordsKept, cli.Plural(r.ListItems, "item", "items"))
+	if sharedInbox(*from, *to) {
+		return nil // serve on either store answers what waits in it
+	}
+	if *moveInbox {
+		moved, err := migrateInbox(ctx, e, *from, *to)
+		if err != nil {
+			return fmt.Errorf("history migrate: inbox: moved %d messages, then: %w", moved, err)
+		}
+		fmt.Fprintf(e.stdout, "moved %s waiting in the inbox\n", cli.Plural(moved, "message", "messages"))
+		return nil
+	}
+	waiting, err := inboxSenders(ctx, e, *from)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stderr, "history migrate: could not read the source's inbox: %v\n", err)
+	case waiting > 0:
+		fmt.Fprintf(e.stderr, "history migrate: %s waiting in the source's inbox, acknowledged to WhatsApp and not yet answered; they stay there. Stop serve on the source and run again with --inbox to move them, or they are never answered\n",
+			cli.Plural(waiting, "sender has messages", "senders have messages"))
+	}
 	return nil
+}
+
+// sharedInbox reports whether the stores at from and to keep one inbox
+// file: two file: or sqlite: stores in one folder.
+func sharedInbox(from, to string) bool {
+	a, errA := storeurl.Parse(from)
+	b, errB := storeurl.Parse(to)
+	local := func(k string) bool { return k != storeurl.Redis && k != storeurl.Postgres }
+	if errA != nil || errB != nil || !local(a.Kind) || !local(b.Kind) {
+		return false
+	}
+	pa, errA := filepath.Abs(inboxFile(from))
+	pb, errB := filepath.Abs(inboxFile(to))
+	return errA == nil && errB == nil && pa == pb
+}
+
+// inboxSenders returns how many senders have messages waiting in the inbox
+// serve keeps with the store at storeURL.
+func inboxSenders(ctx context.Context, e *env, storeURL string) (int, error) {
+	snd, err := openSenders(ctx, storeURL, e.log)
+	if err != nil {
+		return 0, err
+	}
+	defer snd.close()
+	in, err := snd.existingInbox(ctx, e.log)
+	if err != nil || in == nil {
+		return 0, err
+	}
+	if c, ok := in.(io.Closer); ok {
+		defer c.Close()
+	}
+	keys, err := in.Keys(ctx)
+	return len(keys), err
+}
+
+// migrateInbox moves the messages waiting in the inbox serve keeps with the
+// store at from to the one it keeps with the store at to, under the
+// source's sender locks, and returns how many it moved.
+func migrateInbox(ctx context.Context, e *env, from, to string) (int, error) {
+	src, err := openSenders(ctx, from, e.log)
+	if err != nil {
+		return 0, err
+	}
+	defer src.close()
+	in, err := src.existingInbox(ctx, e.log)
+	if err != nil || in == nil {
+		return 0, err
+	}
+	if c, ok := in.(io.Closer); ok {
+		defer c.Close()
+	}
+	dst, err := openSenders(ctx, to, e.log)
+	if err != nil {
+		return 0, err
+	}
+	defer dst.close()
+	out, err := dst.inbox(ctx, 0, e.log)
+	if err != nil {
+		return 0, err
+	}
+	if c, ok := out.(io.Closer); ok {
+		defer c.Close()
+	}
+	return delivery.Move(ctx, in, out, src.locker)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"io"
+	"maps"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/conversation/storeurl"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/internal/pgtest"
 	"github.com/mombot/mombot/phone"
 )
 
@@ -374,3 +378,171 @@ func TestMigrateSourceMustExist(t *testing.T) {
 
 // maskPhone is phone.Mask, for tests where phone is a number.
 var maskPhone = phone.Mask
+
+// openInbox opens the inbox serve keeps with the store at url, closed
+// when the test ends; on Redis its keys are deleted then.
+func openInbox(t *testing.T, url string) delivery.Inbox {
+	t.Helper()
+	ctx := context.Background()
+	snd, err := openSenders(ctx, url, quietEnv().log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := snd.inbox(ctx, 0, quietEnv().log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, ok := in.(io.Closer); ok {
+			c.Close()
+		}
+		if snd.rdb != nil {
+			keys, _ := snd.rdb.Keys(ctx, snd.prefix+"*").Result()
+			if len(keys) > 0 {
+				snd.rdb.Del(ctx, keys...)
+			}
+		}
+		snd.close()
+	})
+	return in
+}
+
+// takeQueues returns the ids queued in in, per sender and in order,
+// emptying the queues.
+func takeQueues(t *testing.T, in delivery.Inbox) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := in.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		var ids []string
+		for {
+			m, ok, err := in.Peek(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				break
+			}
+			ids = append(ids, m.ID)
+			if err := in.Done(ctx, k, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out[k] = strings.Join(ids, ",")
+	}
+	return out
+}
+
+// TestMigrateInboxAndLists: between every kind of store, history migrate
+// merges the family's lists into the target's, warns of the messages
+// waiting in the source's inbox and leaves them there, and with --inbox
+// moves them, each sender's in order, to the target's inbox, leaving them
+// handled in the source so that neither answers them twice.
+func TestMigrateInboxAndLists(t *testing.T) {
+	pg := func(t *testing.T) string { return withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t)) }
+	file := func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") }
+	sqlite := func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "m.db") }
+	for _, tt := range []struct {
+		name     string
+		from, to func(t *testing.T) string
+	}{
+		{"file to sqlite", file, sqlite},
+		{"sqlite to redis", sqlite, testRedisURL},
+		{"redis to postgres", testRedisURL, pg},
+		{"postgres to file", pg, file},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			from, to := tt.from(t), tt.to(t)
+			for url, item := range map[string]string{from: "Milk", to: "milk"} {
+				saveTurn(t, url, "+14155551234", storetest.TextTurn("hi", "hello"))
+				s, err := openStore(ctx, url, quietEnv())
+				if err != nil {
+					t.Fatal(err)
+				}
+				mem, _ := conversation.New(s, nil)
+				err = mem.UpdateFamilyLists(ctx, func(l *conversation.FamilyLists) error {
+					l.Add("grocery", []conversation.ListItem{{Text: item, AddedAt: time.Now()}, {Text: "from " + url, AddedAt: time.Now()}})
+					return nil
+				})
+				s.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			src, dst := openInbox(t, from), openInbox(t, to)
+			for _, m := range []delivery.Message{
+				{ID: "wamid.a1", Key: "+14155551234", Body: []byte(`{"text":"a1"}`)},
+				{ID: "wamid.b1", Key: "+14155555678", Body: []byte(`{"text":"b1"}`)},
+				{ID: "wamid.a2", Key: "+14155551234", Body: []byte(`{"text":"a2"}`)},
+			} {
+				if _, err := src.Push(ctx, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", from, "--to", to)
+			if code != 0 || !strings.Contains(out, "1 item merged into the lists") || !strings.Contains(errOut, "2 senders have messages waiting in the source's inbox") {
+				t.Fatalf("migrate: exit %d, %q %q; want the lists merged and a warning of the 2 senders waiting", code, out, errOut)
+			}
+			if keys, err := src.Keys(ctx); err != nil || len(keys) != 2 {
+				t.Fatalf("after migrate without --inbox the source's inbox has queues for %q, %v; want both left", keys, err)
+			}
+			for i, want := range []string{"moved 3 messages", "moved 0 messages"} {
+				out, errOut, code = runCmd(t, nil, "history", "migrate", "--from", from, "--to", to, "--inbox")
+				if code != 0 || !strings.Contains(out, want) || strings.Contains(errOut, "waiting") {
+					t.Fatalf("migrate --inbox, run %d: exit %d, %q %q; want %q", i+1, code, out, errOut, want)
+				}
+			}
+			if got := takeQueues(t, src); len(got) != 0 {
+				t.Errorf("the source's inbox still queues %q", got)
+			}
+			if dup, err := src.Push(ctx, delivery.Message{ID: "wamid.a1", Key: "+14155551234", Body: []byte(`{}`)}); err != nil || !dup[0] {
+				t.Errorf("a redelivery of a moved message to the source: duplicate %v, %v; want it known as handled", dup, err)
+			}
+			want := map[string]string{"+14155551234": "wamid.a1,wamid.a2", "+14155555678": "wamid.b1"}
+			if got := takeQueues(t, dst); !maps.Equal(got, want) {
+				t.Errorf("the target's inbox queues %q, want %q", got, want)
+			}
+			s, err := openStore(ctx, to, quietEnv())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			mem, _ := conversation.New(s, nil)
+			l, err := mem.FamilyLists(ctx)
+			var texts []string
+			for _, it := range l.Lists["grocery"] {
+				texts = append(texts, it.Text)
+			}
+			if want := "milk,from " + to + ",from " + from; err != nil || strings.Join(texts, ",") != want {
+				t.Errorf("the target's grocery list = %q, %v; want %q", texts, err, want)
+			}
+		})
+	}
+}
+
+// TestMigrateSharedInbox: two stores in one folder share serve's inbox
+// file, so migrating between them moves nothing and warns of nothing.
+func TestMigrateSharedInbox(t *testing.T) {
+	dir := t.TempDir()
+	from, to := "file:"+filepath.Join(dir, "conversations.json"), "sqlite:"+filepath.Join(dir, "m.db")
+	saveTurn(t, from, "+14155551234", storetest.TextTurn("hi", "hello"))
+	in := openInbox(t, from)
+	if _, err := in.Push(context.Background(), delivery.Message{ID: "wamid.a1", Key: "+14155551234", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{}, {"--inbox"}} {
+		out, errOut, code := runCmd(t, nil, append([]string{"history", "migrate", "--from", from, "--to", to}, args...)...)
+		if code != 0 || strings.Contains(out, "moved") || strings.Contains(errOut, "inbox") {
+			t.Errorf("migrate %q: exit %d, %q %q; want the conversations copied and nothing said of the inbox", args, code, out, errOut)
+		}
+	}
+	if got := takeQueues(t, in); got["+14155551234"] != "wamid.a1" {
+		t.Errorf("the shared inbox queues %q, want the message still there once", got)
+	}
+}
