@@ -246,7 +246,9 @@ func ExampleValidateTurn() {
 
 func TestSaveRejectsReusedToolID(t *testing.T) {
 	clock := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
-	mem, _ := conversation.New(memstore.New(), &conversation.Options{MaxTurns: 2, Now: func() time.Time { return clock }})
+	store := memstore.New()
+	opts := &conversation.Options{MaxTurns: 2, Now: func() time.Time { return clock }}
+	mem, _ := conversation.New(store, opts)
 	turn := func(id string) []conversation.Message {
 		return []conversation.Message{
 			conversation.UserText("go"),
@@ -271,6 +273,37 @@ func TestSaveRejectsReusedToolID(t *testing.T) {
 	h, _ := mem.History(ctx, "+1")
 	if err := conversation.ValidateTurn(h); err != nil {
 		t.Fatal(err)
+	}
+	// A memory that reads the conversation from the store, rather than
+	// from what it saved itself, refuses the ids it holds too.
+	fresh, _ := conversation.New(store, opts)
+	if err := fresh.SaveTurn(ctx, "+1", turn("a")); !errors.Is(err, conversation.ErrInvalidTurn) {
+		t.Fatalf("a reused tool_use id, read from the store: err = %v, want ErrInvalidTurn", err)
+	}
+}
+
+// TestReplaceCompactsChangedTurns: turns loaded from a store and changed
+// before Replace are stored as any turn is, their content compacted.
+func TestReplaceCompactsChangedTurns(t *testing.T) {
+	store := memstore.New()
+	mem, _ := conversation.New(store, nil)
+	if err := mem.SaveTurn(ctx, "+1", []conversation.Message{conversation.UserText("hi"), msg("assistant", `"hello"`)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := mem.Load(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Turns[0].Messages[1].Content = json.RawMessage("[ {\"type\": \"text\", \"text\": \"hello  there\"} ]")
+	if err := mem.Replace(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := store.Get(ctx, conversation.Conversations, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"role":"assistant","content":[{"type":"text","text":"hello  there"}]}`; !strings.Contains(string(rec.Data), want) {
+		t.Errorf("stored %s\nwant it to hold %s", rec.Data, want)
 	}
 }
 

@@ -315,7 +315,7 @@ func (m *Memory) save(ctx context.Context, phone string, turn Turn, shown *Shown
 	if err != nil {
 		return fmt.Errorf("conversation: save turn: %w", err)
 	}
-	ids := clean.ToolUseIDs()
+	ids := clean.checked.toolUseIDs
 	err = m.update(ctx, phone, func(c *Conversation, now time.Time) error {
 		// The turns this save drops are kept for the summary first.
 		if err := m.pend(ctx, phone, droppedTurns(*c, now, m.lim)); err != nil {
@@ -324,7 +324,7 @@ func (m *Memory) save(ctx context.Context, phone string, turn Turn, shown *Shown
 		kept := keptTurns(c.Turns, c.LastActive, now, m.lim)
 		if len(ids) > 0 { // most turns call no tool: no blocks to read
 			for _, t := range kept {
-				if err := checkToolIDs(ids, t.ToolUseIDs()); err != nil {
+				if err := checkToolIDs(ids, t.toolUseIDs()); err != nil {
 					return err
 				}
 			}
@@ -420,7 +420,7 @@ func (m *Memory) update(ctx context.Context, phone string, change func(c *Conver
 		}
 		c.Version, err = m.store.Put(ctx, Conversations, Record{Key: phone, Data: data, Version: c.Version}, m.keep())
 		if err == nil {
-			m.read.put(c)
+			m.read.keep(c)
 		}
 		if !errors.Is(err, ErrConflict) {
 			return err
@@ -451,6 +451,12 @@ func (m *Memory) Replace(ctx context.Context, c Conversation) error {
 	}
 	if _, dropped := repair(c.Turns); dropped > 0 {
 		return fmt.Errorf("conversation: replace: %w: %d turns the API would refuse", ErrInvalidTurn, dropped)
+	}
+	// The turns come from outside and may have been changed since this
+	// package checked them: encode them as turns it knows nothing of.
+	c.Turns = slices.Clone(c.Turns)
+	for i := range c.Turns {
+		c.Turns[i].checked = nil
 	}
 	data, err := encodeConversation(c, m.loc)
 	if err == nil {

@@ -71,20 +71,30 @@ func TextBlock(text string) json.RawMessage {
 // or use an Encoder with SetEscapeHTML(false).
 func (m Message) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
-	if err := m.encode(&b, false); err != nil {
+	if err := m.encode(&b, false, false); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
 // encode writes m's JSON object to b, with its extra keys in sorted order
-// after role and content if stored is set.
-func (m Message) encode(b *bytes.Buffer, stored bool) error {
+// after role and content if stored is set. With compacted set, the content
+// is known to be compact and valid, and is written as it is.
+func (m Message) encode(b *bytes.Buffer, stored, compacted bool) error {
 	b.Grow(len(m.Content) + len(m.Role) + 24)
 	b.WriteString(`{"role":`)
-	b.Write(quote(m.Role))
+	switch m.Role {
+	case RoleUser, RoleAssistant: // no escapes: skip quote's encoder
+		b.WriteByte('"')
+		b.WriteString(m.Role)
+		b.WriteByte('"')
+	default:
+		b.Write(quote(m.Role))
+	}
 	b.WriteString(`,"content":`)
-	if err := json.Compact(b, m.Content); err != nil {
+	if compacted {
+		b.Write(m.Content)
+	} else if err := json.Compact(b, m.Content); err != nil {
 		return fmt.Errorf("conversation: message content is not valid JSON")
 	}
 	if stored {
@@ -321,6 +331,27 @@ func (m Message) Blocks() ([]Block, error) {
 	out := make([]Block, len(raws))
 	for i, r := range raws {
 		if out[i], err = ParseBlock(r); err != nil {
+			return nil, fmt.Errorf("block %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// checkedBlocks returns what Blocks returns, but for each block's Raw, with
+// one decode of the content rather than one for the array and one per
+// block. Validation, which reads the blocks' fields only, uses it.
+func (m Message) checkedBlocks() ([]Block, error) {
+	if len(m.Content) == 0 || m.Content[0] != '[' {
+		return m.Blocks()
+	}
+	var fields []blockFields
+	if err := json.Unmarshal(m.Content, &fields); err != nil {
+		return m.Blocks() // for its error, which names the block
+	}
+	out := make([]Block, len(fields))
+	for i, f := range fields {
+		var err error
+		if out[i], err = blockFrom(f, nil); err != nil {
 			return nil, fmt.Errorf("block %d: %w", i, err)
 		}
 	}

@@ -24,11 +24,12 @@ func (r *readCache) get(phone string, version int64) (Conversation, bool) {
 	if !ok || c.Version != version {
 		return Conversation{}, false
 	}
-	return c, true
+	return c.clone(), true
 }
 
-// latest returns a copy of phone's cached conversation, at whatever
-// version it was cached; the store may hold a later one.
+// latest returns phone's cached conversation, at whatever version it was
+// cached (the store may hold a later one), for [Memory.update]. It shares
+// its turns with the cache: a change replaces turns, never edits one.
 func (r *readCache) latest(phone string) (Conversation, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -36,11 +37,15 @@ func (r *readCache) latest(phone string) (Conversation, bool) {
 	if !ok || c.Version == 0 {
 		return Conversation{}, false
 	}
-	return c.clone(), true
+	return c.shallowClone(), true
 }
 
 // put caches a copy of c at c.Version.
-func (r *readCache) put(c Conversation) {
+func (r *readCache) put(c Conversation) { r.keep(c.clone()) }
+
+// keep caches c at c.Version as it is: its caller keeps no part of it
+// that it changes.
+func (r *readCache) keep(c Conversation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// A conversation already held replaces its copy: only a new one may
@@ -48,7 +53,7 @@ func (r *readCache) put(c Conversation) {
 	if _, held := r.convs[c.Phone]; r.convs == nil || !held && len(r.convs) >= readCacheSize {
 		r.convs = make(map[string]Conversation)
 	}
-	r.convs[c.Phone] = c.clone()
+	r.convs[c.Phone] = c
 }
 
 // drop forgets phone's conversation, so that no copy of an erased one

@@ -22,7 +22,14 @@ import (
 
 // encodeConversation returns c's stored form.
 func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
+	size := 64
+	for _, t := range c.Turns {
+		for _, m := range t.Messages {
+			size += len(m.Content) + 32
+		}
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteString(`{"last_active":`)
 	switch {
 	case !c.LastActive.IsZero():
@@ -37,11 +44,9 @@ func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		data, err := t.MarshalJSON()
-		if err != nil {
+		if err := t.encode(&b, t.checked != nil); err != nil {
 			return nil, err
 		}
-		b.Write(data)
 	}
 	b.WriteByte(']')
 	if err := encodeExtra(&b, c.Extra, "last_active", "turns"); err != nil {
@@ -83,7 +88,7 @@ func decodeConversation(phone string, rec Record, loc *time.Location) (c Convers
 		}
 		turns = append(turns, t)
 	}
-	kept, invalid := repair(turns)
+	kept, invalid := repairTurns(turns, true) // Message.UnmarshalJSON compacted them
 	c.Turns = kept
 	dropped += invalid
 	delete(obj, "last_active")
@@ -154,7 +159,7 @@ func CheckRecord(kind Kind, rec Record, lim Limits) error {
 		}
 		seen := map[string]bool{}
 		for _, t := range c.Turns {
-			for _, id := range t.ToolUseIDs() {
+			for _, id := range t.toolUseIDs() {
 				if seen[id] {
 					return fmt.Errorf("conversation of %s: tool_use id %s twice", rec.Key, id)
 				}

@@ -4,8 +4,8 @@ import "fmt"
 
 // prepareTurn returns turn as [Memory.Save] stores it: every message passed
 // through sanitize, the turn's extra keys compacted, and the result
-// checked by [ValidateTurn]. Its errors wrap [ErrInvalidTurn]. The returned
-// turn shares no memory with turn.
+// checked by [ValidateTurn], and marks it checked. Its errors wrap
+// [ErrInvalidTurn]. The returned turn shares no memory with turn.
 func prepareTurn(turn Turn) (Turn, error) {
 	extra, err := cleanExtra(turn.Extra, "messages")
 	if err != nil {
@@ -17,8 +17,10 @@ func prepareTurn(turn Turn) (Turn, error) {
 			return Turn{}, fmt.Errorf("%w: messages.%d: %v", ErrInvalidTurn, i, err)
 		}
 	}
-	if err := ValidateTurn(clean.Messages); err != nil {
+	ids, err := validateTurn(clean.Messages)
+	if err != nil {
 		return Turn{}, err
 	}
+	clean.checked = &checkedTurn{toolUseIDs: ids}
 	return clean.Clone(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -16,6 +17,19 @@ type Turn struct {
 	// "usage" the assistant records, as raw JSON. They are stored and read
 	// back unchanged.
 	Extra map[string]json.RawMessage
+
+	// checked is set on a turn this package made or read itself: one
+	// that [Memory.Save] prepared, or that a conversation's decoding
+	// read and validated. Its messages' content is compact, and checked
+	// holds its tool_use ids, so that a save neither compacts nor parses
+	// the turns it keeps. Nil means unknown: a turn from outside.
+	checked *checkedTurn
+}
+
+// checkedTurn is what is known of a checked turn. It is never changed once
+// made, so copies of a turn share it.
+type checkedTurn struct {
+	toolUseIDs []string
 }
 
 // MarshalJSON writes {"messages":[...]} followed by the extra keys in sorted
@@ -23,21 +37,30 @@ type Turn struct {
 // with its own extra keys too, after role and content, in sorted order.
 func (t Turn) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
+	if err := t.encode(&b, false); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// encode writes what MarshalJSON returns to b. With compacted set, the
+// messages' content is written as it is, known to be compact already.
+func (t Turn) encode(b *bytes.Buffer, compacted bool) error {
 	b.WriteString(`{"messages":[`)
 	for i, m := range t.Messages {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := m.encode(&b, true); err != nil {
-			return nil, err
+		if err := m.encode(b, true, compacted); err != nil {
+			return err
 		}
 	}
 	b.WriteByte(']')
-	if err := encodeExtra(&b, t.Extra, "messages"); err != nil {
-		return nil, fmt.Errorf("conversation: turn %w", err)
+	if err := encodeExtra(b, t.Extra, "messages"); err != nil {
+		return fmt.Errorf("conversation: turn %w", err)
 	}
 	b.WriteByte('}')
-	return b.Bytes(), nil
+	return nil
 }
 
 // UnmarshalJSON reads a turn object; keys other than "messages" go to Extra.
@@ -62,7 +85,7 @@ func (t *Turn) UnmarshalJSON(data []byte) error {
 
 // Clone returns a deep copy of t.
 func (t Turn) Clone() Turn {
-	c := Turn{Messages: make([]Message, len(t.Messages)), Extra: cloneExtra(t.Extra)}
+	c := Turn{Messages: make([]Message, len(t.Messages)), Extra: cloneExtra(t.Extra), checked: t.checked}
 	for i, m := range t.Messages {
 		c.Messages[i] = m.Clone()
 	}
@@ -84,6 +107,14 @@ func (t Turn) ToolUseIDs() []string {
 		}
 	}
 	return ids
+}
+
+// toolUseIDs is ToolUseIDs, without parsing a checked turn again.
+func (t Turn) toolUseIDs() []string {
+	if t.checked != nil {
+		return t.checked.toolUseIDs
+	}
+	return t.ToolUseIDs()
 }
 
 // Conversation is what is stored for one phone.
@@ -144,11 +175,18 @@ func expired(lastActive, now time.Time, timeout time.Duration) bool {
 
 // clone returns a deep copy of c.
 func (c Conversation) clone() Conversation {
-	out := c
-	out.Turns = make([]Turn, len(c.Turns))
+	out := c.shallowClone()
 	for i, t := range c.Turns {
 		out.Turns[i] = t.Clone()
 	}
+	return out
+}
+
+// shallowClone returns a copy of c that shares its turns with c, but not
+// the list of them or c's own extra keys.
+func (c Conversation) shallowClone() Conversation {
+	out := c
+	out.Turns = slices.Clone(c.Turns)
 	out.Extra = cloneExtra(c.Extra)
 	out.rawTime = bytes.Clone(c.rawTime)
 	return out

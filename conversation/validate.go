@@ -46,14 +46,20 @@ var ErrInvalidTurn = errors.New("invalid turn")
 //
 // The error wraps [ErrInvalidTurn] and names the message at fault.
 func ValidateTurn(msgs []Message) error {
-	_, err := checkTurn(msgs, func(i int) (bool, []Block, error) {
+	_, err := validateTurn(msgs)
+	return err
+}
+
+// validateTurn is ValidateTurn, returning the turn's tool_use ids when it is
+// valid and its messages' content compact.
+func validateTurn(msgs []Message) (toolUseIDs []string, err error) {
+	return checkTurn(msgs, func(i int) (bool, []Block, error) {
 		if !utf8.Valid(msgs[i].Content) {
 			return false, nil, nil
 		}
-		blocks, err := msgs[i].Blocks()
+		blocks, err := msgs[i].checkedBlocks()
 		return true, blocks, err
 	})
-	return err
 }
 
 // checkTurn is ValidateTurn with the parse of each message's content left
@@ -285,38 +291,27 @@ func checkResultContent(content json.RawMessage) error {
 // such as a file edited by hand or written by an older version. Because
 // every kept turn is valid on its own, the history they make is valid too.
 func repair(turns []Turn) (kept []Turn, dropped int) {
+	return repairTurns(turns, false)
+}
+
+// repairTurns is repair. With compacted set, every message's content is
+// compact, and each kept turn is marked checked with its tool_use ids.
+func repairTurns(turns []Turn, compacted bool) (kept []Turn, dropped int) {
 	kept = turns[:0:0]
 	ids := map[string]bool{}
 	for _, t := range turns {
-		if ValidateTurn(t.Messages) != nil || reusesID(t, ids) {
+		own, err := validateTurn(t.Messages)
+		if err != nil || slices.ContainsFunc(own, func(id string) bool { return ids[id] }) {
 			dropped++
 			continue
+		}
+		for _, id := range own {
+			ids[id] = true
+		}
+		if compacted {
+			t.checked = &checkedTurn{toolUseIDs: own}
 		}
 		kept = append(kept, t)
 	}
 	return kept, dropped
-}
-
-// reusesID reports whether t has a tool_use id in ids, and adds t's ids to
-// ids when it has none there.
-func reusesID(t Turn, ids map[string]bool) bool {
-	var own []string
-	for _, m := range t.Messages {
-		if m.Role != RoleAssistant {
-			continue
-		}
-		blocks, _ := m.Blocks()
-		for _, b := range blocks {
-			if b.Type == "tool_use" {
-				if ids[b.ID] {
-					return true
-				}
-				own = append(own, b.ID)
-			}
-		}
-	}
-	for _, id := range own {
-		ids[id] = true
-	}
-	return false
 }
