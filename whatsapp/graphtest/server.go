@@ -41,6 +41,8 @@ type Message struct {
 	PreviewURL bool
 	// Raw is the request body exactly as received.
 	Raw []byte
+	// Time is when the fake accepted it.
+	Time time.Time
 }
 
 // Server is a fake Graph API. Its methods are safe for concurrent use.
@@ -304,6 +306,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, version, phoneID s
 		Body:       *req.Text.Body,
 		PreviewURL: req.Text.PreviewURL,
 		Raw:        raw,
+		Time:       time.Now(),
 	}
 	s.sent = append(s.sent, msg)
 	close(s.changed)
