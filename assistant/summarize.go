@@ -139,8 +139,10 @@ func (s *Summarizer) Summarize(ctx context.Context, in conversation.SummaryInput
 			return out, fmt.Errorf("assistant: summarize: %w", err)
 		}
 	}
+	out.Family = s.fam.ID
 	for _, n := range notes {
 		out.NoteIDs = append(out.NoteIDs, n.ID)
+		out.Notes = append(out.Notes, conversation.ShownNote{ID: n.ID, Scope: n.Scope, Text: n.Text})
 	}
 	prompt := summaryRequest(in, notes)
 	msg, err := s.client.Messages.New(ctx, anthropic.MessageNewParams{

@@ -154,7 +154,8 @@ type notesFile struct {
 }
 
 // noteJSON is a stored note: a live one, or a tombstone that keeps only
-// its id and why it is gone.
+// its id, why it is gone and the id of the tool call that wrote it (what
+// a summary made from that call is checked by, [Memory.deadTexts]).
 type noteJSON struct {
 	ID        int    `json:"id"`
 	Scope     string `json:"scope,omitempty"`
@@ -184,7 +185,9 @@ func (n noteJSON) visible(phone string) bool {
 }
 
 // tombstone returns n without content, gone for why.
-func (n noteJSON) tombstone(why string) noteJSON { return noteJSON{ID: n.ID, Gone: why} }
+func (n noteJSON) tombstone(why string) noteJSON {
+	return noteJSON{ID: n.ID, ToolUseID: n.ToolUseID, Gone: why}
+}
 
 func (n noteJSON) note(fam Family) Note {
 	created, _ := time.Parse(time.RFC3339Nano, n.Created)
@@ -379,6 +382,7 @@ func (m *Memory) AddNote(ctx context.Context, fam Family, phone string, n NewNot
 		return Note{}, false, fmt.Errorf("conversation: %w #%d", ErrNoNote, n.Replaces)
 	}
 	now := m.now().UTC()
+	var replaced noteJSON
 	err = m.updateNotes(ctx, fam, func(f *notesFile) error {
 		added = false
 		if n.Replaces > 0 {
@@ -386,6 +390,7 @@ func (m *Memory) AddNote(ctx context.Context, fam Family, phone string, n NewNot
 			if i < 0 || !f.Notes[i].visible(phone) {
 				return fmt.Errorf("%w #%d to replace; the notes you can see are listed with their numbers", ErrNoNote, n.Replaces)
 			}
+			replaced = f.Notes[i]
 			f.Notes[i] = f.Notes[i].tombstone(goneReplaced)
 		} else if i := slices.IndexFunc(f.Notes, func(o noteJSON) bool {
 			return o.visible(phone) && o.Scope == n.Scope && strings.EqualFold(o.Text, text)
@@ -408,6 +413,11 @@ func (m *Memory) AddNote(ctx context.Context, fam Family, phone string, n NewNot
 	}
 	if err != nil {
 		return Note{}, false, fmt.Errorf("conversation: add note: %w", err)
+	}
+	if replaced.Text != "" {
+		if err := m.dropFromSummaries(ctx, slices.Collect(maps.Keys(fam.Members)), replaced.Text); err != nil {
+			return note, true, fmt.Errorf("conversation: add note: the replaced note's text in a summary: %w", err)
+		}
 	}
 	return note, true, nil
 }

@@ -70,6 +70,12 @@ type SummaryOutput struct {
 	Text string
 	// NoteIDs are the notes it was shown.
 	NoteIDs []int
+	// Family is the key of the notes' family it was shown notes of, and
+	// Notes those notes, id and text: what the summary is checked
+	// against for notes gone meanwhile ([Memory.FoldSummary]). Neither
+	// is stored.
+	Family string
+	Notes  []ShownNote
 	// Usage is what making it cost, added to the usage ledger of the
 	// person.
 	Usage Usage
@@ -271,7 +277,13 @@ func (m *Memory) FoldSummary(ctx context.Context, phone string, sum Summarizer) 
 	if err != nil {
 		return f.summary(), fmt.Errorf("conversation: fold summary: %w", err)
 	}
-	text := cutSummary(out.Text)
+	// A gone note's text stays out of the summary whatever the model
+	// wrote: checked before the write, and again after it, for a note
+	// replaced or forgotten while the summary was being written.
+	text, err := m.dropDead(ctx, cutSummary(out.Text), out, in.Turns)
+	if err != nil {
+		return f.summary(), fmt.Errorf("conversation: fold summary: %w", err)
+	}
 	var got summaryFile
 	err = m.updateSummary(ctx, phone, func(g *summaryFile) error {
 		// Only what is still pending is folded now; the text made from
@@ -299,7 +311,79 @@ func (m *Memory) FoldSummary(ctx context.Context, phone string, sum Summarizer) 
 	if err != nil {
 		return f.summary(), fmt.Errorf("conversation: fold summary: %w", err)
 	}
+	if got.Text != text || text == "" {
+		return got.summary(), nil
+	}
+	again, err := m.dropDead(ctx, text, out, in.Turns)
+	if err == nil && again != text {
+		err = m.updateSummary(ctx, phone, func(g *summaryFile) error {
+			if g.Text != text {
+				return errUnchanged
+			}
+			g.Text = again
+			got = *g
+			return nil
+		})
+		if err == nil {
+			err = m.store.Scrub(ctx)
+		}
+	}
+	if err != nil {
+		return got.summary(), fmt.Errorf("conversation: fold summary: %w", err)
+	}
 	return got.summary(), nil
+}
+
+// dropDead returns text without the lines holding the text of a note of
+// out.Family that is gone (replaced, forgotten or erased), as far as this
+// fold knows it: the notes the summarizer was shown, and the notes the
+// folded turns wrote, found by their tool calls' ids. The texts of gone
+// notes are known here only, from what the fold holds in memory; the
+// store keeps none.
+func (m *Memory) dropDead(ctx context.Context, text string, out SummaryOutput, turns []Turn) (string, error) {
+	if text == "" || CheckFamilyID(out.Family) != nil {
+		return text, nil
+	}
+	f, _, err := m.notes(ctx, out.Family)
+	if err != nil {
+		return "", err
+	}
+	var dead []string
+	for _, sn := range out.Notes {
+		if i := f.find(sn.ID); i < 0 || !f.Notes[i].live() || f.Notes[i].Text != sn.Text {
+			dead = append(dead, sn.Text)
+		}
+	}
+	gone := map[string]bool{}
+	for _, n := range f.Notes {
+		if !n.live() && n.ToolUseID != "" {
+			gone[n.ToolUseID] = true
+		}
+	}
+	for _, t := range turns {
+		for _, msg := range t.Messages {
+			blocks, _ := msg.Blocks()
+			for _, b := range blocks {
+				if b.Type != "tool_use" || !gone[b.ID] {
+					continue
+				}
+				var in struct {
+					Text string `json:"text"`
+				}
+				if json.Unmarshal(b.Input, &in) == nil && OneLine(in.Text) != "" {
+					dead = append(dead, OneLine(in.Text))
+				}
+			}
+		}
+	}
+	if len(dead) == 0 {
+		return text, nil
+	}
+	lines := strings.Split(text, "\n")
+	lines = slices.DeleteFunc(lines, func(l string) bool {
+		return slices.ContainsFunc(dead, func(d string) bool { return holds(l, d) })
+	})
+	return strings.TrimSpace(strings.Join(lines, "\n")), nil
 }
 
 func tail[S ~[]E, E any](s S, n int) S {
@@ -478,6 +562,30 @@ func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []
 		})
 		if err != nil {
 			return fmt.Errorf("summary shown: %w", err)
+		}
+	}
+	return nil
+}
+
+// dropFromSummaries removes the lines holding text, a replaced note's,
+// from the stored summaries of phones. The session under way keeps the
+// summary it was shown, as it keeps the notes; the next one shows the
+// summary without them.
+func (m *Memory) dropFromSummaries(ctx context.Context, phones []string, text string) error {
+	for _, p := range phones {
+		if CheckPhone(p) != nil || !m.summarizes(p) {
+			continue
+		}
+		err := m.updateSummary(ctx, p, func(f *summaryFile) error {
+			if !holds(f.Text, text) {
+				return errUnchanged
+			}
+			lines := strings.Split(f.Text, "\n")
+			f.Text = strings.TrimSpace(strings.Join(slices.DeleteFunc(lines, func(l string) bool { return holds(l, text) }), "\n"))
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
