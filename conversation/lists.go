@@ -174,23 +174,17 @@ func DecodeFamilyLists(data []byte) (FamilyLists, error) {
 // FamilyLists returns the family's lists; none are stored is no lists,
 // not an error.
 func (m *Memory) FamilyLists(ctx context.Context) (FamilyLists, error) {
-	l, _, err := m.loadLists(ctx)
-	if err != nil {
-		return FamilyLists{}, fmt.Errorf("conversation: lists: %w", err)
-	}
-	return l, nil
-}
-
-func (m *Memory) loadLists(ctx context.Context) (FamilyLists, int64, error) {
 	rec, err := m.store.Get(ctx, Lists, ListsKey)
 	if errors.Is(err, ErrNotFound) {
-		return FamilyLists{Lists: map[string][]ListItem{}}, 0, nil
+		return FamilyLists{Lists: map[string][]ListItem{}}, nil
 	}
-	if err != nil {
-		return FamilyLists{}, 0, err
+	if err == nil {
+		var l FamilyLists
+		if l, err = DecodeFamilyLists(rec.Data); err == nil {
+			return l, nil
+		}
 	}
-	l, err := DecodeFamilyLists(rec.Data)
-	return l, rec.Version, err
+	return FamilyLists{}, fmt.Errorf("conversation: lists: %w", err)
 }
 
 // UpdateFamilyLists reads the family's lists, lets change edit them and
@@ -199,30 +193,24 @@ func (m *Memory) loadLists(ctx context.Context) (FamilyLists, int64, error) {
 // changes, from any process or replica sharing the store, never lose each
 // other. An error of change is returned as it is, and nothing is written.
 func (m *Memory) UpdateFamilyLists(ctx context.Context, change func(l *FamilyLists) error) error {
-	for attempt := range maxAttempts {
-		l, version, err := m.loadLists(ctx)
-		if err != nil {
-			return fmt.Errorf("conversation: update lists: %w", err)
-		}
-		if err := change(&l); err != nil {
-			return err
-		}
-		data, err := l.Encode()
-		if err != nil {
-			return fmt.Errorf("conversation: update lists: %w", err)
-		}
-		_, err = m.store.Put(ctx, Lists, Record{Key: ListsKey, Data: data, Version: version}, 0)
-		if !errors.Is(err, ErrConflict) {
-			if err != nil {
-				return fmt.Errorf("conversation: update lists: %w", err)
+	var changeErr error
+	err := m.updateRecord(ctx, Lists, ListsKey, 0, func(data []byte) ([]byte, error) {
+		l := FamilyLists{Lists: map[string][]ListItem{}}
+		if data != nil {
+			var err error
+			if l, err = DecodeFamilyLists(data); err != nil {
+				return nil, err
 			}
-			return nil
 		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
+		if changeErr = change(&l); changeErr != nil {
+			return nil, changeErr
 		}
+		return l.Encode()
+	})
+	if err != nil && changeErr == nil {
+		return fmt.Errorf("conversation: update lists: %w", err)
 	}
-	return fmt.Errorf("conversation: update lists: %d writers came first: %w", maxAttempts, ErrConflict)
+	return err
 }
 
 // checkLists returns an error unless rec holds the family's lists as

@@ -385,6 +385,44 @@ func backoff(ctx context.Context, attempt int) error {
 	}
 }
 
+// updateRecord reads the record of kind under key, lets change turn its
+// data (nil when none is stored) into the data to store, and writes that on
+// the condition that nobody wrote the record meanwhile, reading again when
+// somebody did. Data nil deletes the record; errUnchanged from change
+// writes nothing and updateRecord returns nil; another error of change is
+// returned as it is. keep is passed to [Store.Put].
+func (m *Memory) updateRecord(ctx context.Context, kind Kind, key string, keep time.Duration, change func(data []byte) ([]byte, error)) error {
+	for attempt := range maxAttempts {
+		rec, err := m.store.Get(ctx, kind, key)
+		if errors.Is(err, ErrNotFound) {
+			rec, err = Record{}, nil
+		}
+		if err != nil {
+			return err
+		}
+		data, err := change(rec.Data)
+		switch {
+		case errors.Is(err, errUnchanged), err == nil && data == nil && rec.Version == 0:
+			return nil
+		case err != nil:
+			return err
+		case data == nil:
+			if err = m.store.Delete(ctx, kind, key, rec.Version); errors.Is(err, ErrNotFound) {
+				return nil
+			}
+		default:
+			_, err = m.store.Put(ctx, kind, Record{Key: key, Data: data, Version: rec.Version}, keep)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+}
+
 // update reads phone's conversation (an empty one when none is stored),
 // lets change edit it, and writes it back on the condition that nobody
 // wrote it meanwhile, reading again when somebody did. The first attempt

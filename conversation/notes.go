@@ -272,16 +272,15 @@ func CheckNoteText(text string) (string, error) {
 }
 
 // notes reads fam's notes record; a record that is not there is empty.
-func (m *Memory) notes(ctx context.Context, id string) (notesFile, int64, error) {
+func (m *Memory) notes(ctx context.Context, id string) (notesFile, error) {
 	rec, err := m.store.Get(ctx, Notes, id)
 	if errors.Is(err, ErrNotFound) {
-		return notesFile{Next: 1}, 0, nil
+		return notesFile{Next: 1}, nil
 	}
 	if err != nil {
-		return notesFile{}, 0, err
+		return notesFile{}, err
 	}
-	f, err := decodeNotes(rec.Data)
-	return f, rec.Version, err
+	return decodeNotes(rec.Data)
 }
 
 // claimed returns ErrOtherFamily if fam claims its record and f was
@@ -302,34 +301,31 @@ func (fam Family) claimed(f notesFile) error {
 // writes it back on the condition that nobody wrote it meanwhile, reading
 // again when somebody did. A change that returns an error writes nothing.
 func (m *Memory) updateNotes(ctx context.Context, fam Family, change func(f *notesFile) error) error {
-	for attempt := range maxAttempts {
-		f, version, err := m.notes(ctx, fam.ID)
-		if err != nil {
-			return err
+	var changeErr error
+	err := m.updateRecord(ctx, Notes, fam.ID, 0, func(data []byte) ([]byte, error) {
+		f := notesFile{Next: 1}
+		if data != nil {
+			var err error
+			if f, err = decodeNotes(data); err != nil {
+				return nil, err
+			}
 		}
 		if err := fam.claimed(f); err != nil {
-			return err
+			return nil, err
 		}
-		if err := change(&f); err != nil {
-			return err
+		if changeErr = change(&f); changeErr != nil {
+			return nil, changeErr
 		}
 		if fam.Claim {
 			f.Members = slices.Sorted(maps.Keys(fam.Members))
 		}
 		f.prune()
-		data, err := json.Marshal(f)
-		if err != nil {
-			return err
-		}
-		_, err = m.store.Put(ctx, Notes, Record{Key: fam.ID, Data: data, Version: version}, 0)
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
+		return json.Marshal(f)
+	})
+	if changeErr != nil {
+		return changeErr // errUnchanged too: the callers tell it apart
 	}
-	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+	return err
 }
 
 // Notes returns the live notes phone sees, the family's and their own
@@ -339,7 +335,7 @@ func (m *Memory) Notes(ctx context.Context, fam Family, phone string) ([]Note, e
 	if err := fam.member(phone); err != nil {
 		return nil, err
 	}
-	f, _, err := m.notes(ctx, fam.ID)
+	f, err := m.notes(ctx, fam.ID)
 	if err == nil {
 		err = fam.claimed(f)
 	}

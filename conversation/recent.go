@@ -176,7 +176,7 @@ func (m *Memory) Remember(ctx context.Context, phone string, msgs ...RecentMessa
 // Recall returns phone's recent message with id, or an error wrapping
 // ErrNotFound if it is not remembered (or is past [RecentWindow]).
 func (m *Memory) Recall(ctx context.Context, phone, id string) (RecentMessage, error) {
-	msgs, _, err := m.recent(ctx, phone)
+	msgs, err := m.recent(ctx, phone)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return RecentMessage{}, fmt.Errorf("conversation: recall message: %w", err)
 	}
@@ -206,66 +206,53 @@ type recentJSON struct {
 	At   time.Time `json:"at"`
 }
 
-// recent returns phone's stored recent messages and the record's version.
-func (m *Memory) recent(ctx context.Context, phone string) ([]RecentMessage, int64, error) {
+// recent returns phone's stored recent messages.
+func (m *Memory) recent(ctx context.Context, phone string) ([]RecentMessage, error) {
 	rec, err := m.store.Get(ctx, Recent, phone)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	return m.decodeRecent(phone, rec.Data), nil
+}
+
+// decodeRecent reads phone's stored recent messages, leaving out those
+// that are not valid; unreadable data is none, so that it is replaced
+// rather than refusing every new message.
+func (m *Memory) decodeRecent(phone string, data []byte) []RecentMessage {
 	var stored []recentJSON
-	if err := json.Unmarshal(rec.Data, &stored); err != nil {
-		// Unreadable: start again rather than refuse every new message.
+	if err := json.Unmarshal(data, &stored); err != nil {
 		m.log.Warn("conversation: recent messages do not parse; they are replaced", "phone", phonepkg.Mask(phone), "err", err)
-		return nil, rec.Version, nil
+		return nil
 	}
 	out := make([]RecentMessage, 0, len(stored))
 	for _, s := range stored {
-		r := RecentMessage(s)
-		if checkRecent(r) == nil {
+		if r := RecentMessage(s); checkRecent(r) == nil {
 			out = append(out, r)
 		}
 	}
-	return out, rec.Version, nil
+	return out
 }
 
 // updateRecent writes change's result as phone's recent messages, on the
 // condition that nobody wrote them since they were read, reading again when
 // somebody did. An empty result deletes the record.
 func (m *Memory) updateRecent(ctx context.Context, phone string, change func([]RecentMessage) []RecentMessage) error {
-	for attempt := range maxAttempts {
-		old, version, err := m.recent(ctx, phone)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
+	return m.updateRecord(ctx, Recent, phone, RecentWindow, func(data []byte) ([]byte, error) {
+		var old []RecentMessage
+		if data != nil {
+			old = m.decodeRecent(phone, data)
 		}
 		msgs := change(old)
 		if len(msgs) == 0 {
-			if version == 0 {
-				return nil
-			}
-			err = m.store.Delete(ctx, Recent, phone, version)
-			if errors.Is(err, ErrNotFound) {
-				return nil
-			}
-		} else {
-			stored := make([]recentJSON, len(msgs))
-			for i, r := range msgs {
-				stored[i] = recentJSON(r)
-				stored[i].At = r.At.UTC()
-			}
-			data, merr := json.Marshal(stored)
-			if merr != nil {
-				return merr
-			}
-			_, err = m.store.Put(ctx, Recent, Record{Key: phone, Data: data, Version: version}, RecentWindow)
+			return nil, nil
 		}
-		if !errors.Is(err, ErrConflict) {
-			return err
+		stored := make([]recentJSON, len(msgs))
+		for i, r := range msgs {
+			stored[i] = recentJSON(r)
+			stored[i].At = r.At.UTC()
 		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+		return json.Marshal(stored)
+	})
 }
 
 // sweepRecent drops every recent message past [RecentWindow] at now.

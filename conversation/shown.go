@@ -132,7 +132,7 @@ func (m *Memory) ShowNotes(ctx context.Context, fam Family, phone string) (Shown
 	if err := fam.member(phone); err != nil {
 		return Shown{}, err
 	}
-	f, _, err := m.notes(ctx, fam.ID)
+	f, err := m.notes(ctx, fam.ID)
 	if err == nil {
 		err = fam.claimed(f)
 	}
@@ -156,7 +156,7 @@ func (m *Memory) liveShown(ctx context.Context, s Shown) (Shown, error) {
 	if len(s.Notes) == 0 {
 		return s, nil
 	}
-	f, _, err := m.notes(ctx, s.Family)
+	f, err := m.notes(ctx, s.Family)
 	if err != nil {
 		return Shown{}, err
 	}

@@ -138,19 +138,23 @@ func (m *Memory) summarizes(phone string) bool {
 func (m *Memory) Summarizes(phone string) bool { return m.summarizes(phone) }
 
 // readSummary reads phone's summary record; one that is not there is empty.
-func (m *Memory) readSummary(ctx context.Context, phone string) (summaryFile, int64, error) {
+func (m *Memory) readSummary(ctx context.Context, phone string) (summaryFile, error) {
 	rec, err := m.store.Get(ctx, Summaries, phone)
 	if errors.Is(err, ErrNotFound) {
-		return summaryFile{}, 0, nil
+		return summaryFile{}, nil
 	}
 	if err != nil {
-		return summaryFile{}, 0, err
+		return summaryFile{}, err
 	}
+	return decodeSummary(rec.Data)
+}
+
+func decodeSummary(data []byte) (summaryFile, error) {
 	var f summaryFile
-	if err := json.Unmarshal(rec.Data, &f); err != nil {
-		return summaryFile{}, 0, fmt.Errorf("summary of a phone does not parse: %w", err)
+	if err := json.Unmarshal(data, &f); err != nil {
+		return summaryFile{}, fmt.Errorf("summary of a phone does not parse: %w", err)
 	}
-	return f, rec.Version, nil
+	return f, nil
 }
 
 // updateSummary reads phone's summary record, lets change edit it, and
@@ -159,41 +163,23 @@ func (m *Memory) readSummary(ctx context.Context, phone string) (summaryFile, in
 // nothing and returns nil; a record left with no text and nothing pending
 // is deleted.
 func (m *Memory) updateSummary(ctx context.Context, phone string, change func(f *summaryFile) error) error {
-	for attempt := range maxAttempts {
-		f, version, err := m.readSummary(ctx, phone)
-		if err != nil {
-			return err
+	return m.updateRecord(ctx, Summaries, phone, 0, func(data []byte) ([]byte, error) {
+		var f summaryFile
+		if data != nil {
+			var err error
+			if f, err = decodeSummary(data); err != nil {
+				return nil, err
+			}
 		}
 		if err := change(&f); err != nil {
-			if errors.Is(err, errUnchanged) {
-				return nil
-			}
-			return err
+			return nil, err
 		}
 		if f.Text == "" && len(f.Pending) == 0 {
-			if version == 0 {
-				return nil
-			}
-			err = m.store.Delete(ctx, Summaries, phone, version)
-			if errors.Is(err, ErrNotFound) {
-				return nil
-			}
-		} else {
-			f.Updated = m.now().UTC().Format(time.RFC3339Nano)
-			var data []byte
-			if data, err = json.Marshal(f); err != nil {
-				return err
-			}
-			_, err = m.store.Put(ctx, Summaries, Record{Key: phone, Data: data, Version: version}, 0)
+			return nil, nil
 		}
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+		f.Updated = m.now().UTC().Format(time.RFC3339Nano)
+		return json.Marshal(f)
+	})
 }
 
 // pend adds turns to phone's pending turns, unless phone keeps no summary.
@@ -238,7 +224,7 @@ func (m *Memory) LoadSummary(ctx context.Context, phone string) (RunningSummary,
 	if err := CheckPhone(phone); err != nil {
 		return RunningSummary{}, err
 	}
-	f, _, err := m.readSummary(ctx, phone)
+	f, err := m.readSummary(ctx, phone)
 	if err != nil {
 		return RunningSummary{}, fmt.Errorf("conversation: load summary: %w", err)
 	}
@@ -255,7 +241,7 @@ func (m *Memory) FoldSummary(ctx context.Context, phone string, sum Summarizer) 
 	if err := CheckPhone(phone); err != nil {
 		return RunningSummary{}, err
 	}
-	f, _, err := m.readSummary(ctx, phone)
+	f, err := m.readSummary(ctx, phone)
 	if err != nil {
 		return RunningSummary{}, fmt.Errorf("conversation: fold summary: %w", err)
 	}
@@ -344,7 +330,7 @@ func (m *Memory) dropDead(ctx context.Context, text string, out SummaryOutput, t
 	if text == "" || CheckFamilyID(out.Family) != nil {
 		return text, nil
 	}
-	f, _, err := m.notes(ctx, out.Family)
+	f, err := m.notes(ctx, out.Family)
 	if err != nil {
 		return "", err
 	}

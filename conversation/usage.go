@@ -192,33 +192,17 @@ func (m *Memory) AddUsage(ctx context.Context, phone string, at time.Time, u Usa
 	return nil
 }
 
-// addUsage adds u to the ledger's record under key, reading again when
-// another writer came first.
+// addUsage adds u to the ledger's record under key.
 func (m *Memory) addUsage(ctx context.Context, key string, u Usage) error {
-	for attempt := range maxAttempts {
+	return m.updateRecord(ctx, UsageDays, key, 0, func(data []byte) ([]byte, error) {
 		var sum Usage
-		rec, err := m.store.Get(ctx, UsageDays, key)
-		switch {
-		case err == nil:
-			if err := json.Unmarshal(rec.Data, &sum); err != nil {
-				return fmt.Errorf("stored usage of %s: %w", key, err)
+		if data != nil {
+			if err := json.Unmarshal(data, &sum); err != nil {
+				return nil, fmt.Errorf("stored usage of %s: %w", key, err)
 			}
-		case !errors.Is(err, ErrNotFound):
-			return err
 		}
-		data, err := json.Marshal(sum.Add(u))
-		if err != nil {
-			return err
-		}
-		_, err = m.store.Put(ctx, UsageDays, Record{Key: key, Data: data, Version: rec.Version}, 0)
-		if !errors.Is(err, ErrConflict) {
-			return err
-		}
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("%d writers came first: %w", maxAttempts, ErrConflict)
+		return json.Marshal(sum.Add(u))
+	})
 }
 
 // UsageSince returns the usage of every phone on every day from the day
