@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // The stored form of a conversation is the object the original design keeps
@@ -54,47 +52,6 @@ func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// decodeConversation reads a stored conversation of phone. Turns that do not
-// parse, or that the API would refuse (repair), are left out and counted in
-// dropped; an unreadable last_active leaves LastActive zero. Only data that
-// is not a JSON object is an error.
-func decodeConversation(phone string, rec Record, loc *time.Location) (c Conversation, dropped int, err error) {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(rec.Data, &obj); err != nil || obj == nil {
-		return Conversation{}, 0, fmt.Errorf("conversation of %s is not a JSON object", phonepkg.Mask(phone))
-	}
-	c = Conversation{Phone: phone, Version: rec.Version, Turns: []Turn{}}
-	if raw, ok := obj["last_active"]; ok {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			c.LastActive, _ = parseTime(s, loc)
-		}
-		if c.LastActive.IsZero() {
-			c.rawTime = compact(raw)
-		}
-	}
-	var rawTurns []json.RawMessage
-	if raw, ok := obj["turns"]; ok && json.Unmarshal(raw, &rawTurns) != nil {
-		dropped++
-	}
-	turns := make([]Turn, 0, len(rawTurns))
-	for _, rt := range rawTurns {
-		var t Turn
-		if json.Unmarshal(rt, &t) != nil {
-			dropped++
-			continue
-		}
-		turns = append(turns, t)
-	}
-	kept, invalid := repairTurns(turns, true) // Message.UnmarshalJSON compacted them
-	c.Turns = kept
-	dropped += invalid
-	delete(obj, "last_active")
-	delete(obj, "turns")
-	c.Extra = compactExtra(obj)
-	return c, dropped, nil
 }
 
 // formatTime writes t as Python's datetime.isoformat() writes a naive time
