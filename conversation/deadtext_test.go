@@ -19,14 +19,17 @@ func (f summarizeFunc) Summarize(ctx context.Context, in conversation.SummaryInp
 	return f(ctx, in)
 }
 
-// hookStore runs before ahead of every Put of a summary.
+// hookStore runs before once, ahead of the first Put of a record of kind
+// under key ("" for any key).
 type hookStore struct {
 	conversation.Store
+	kind   conversation.Kind
+	key    string
 	before func()
 }
 
 func (s *hookStore) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
-	if kind == conversation.Summaries && s.before != nil {
+	if kind == s.kind && (s.key == "" || rec.Key == s.key) && s.before != nil {
 		before := s.before
 		s.before = nil
 		before()
@@ -168,7 +171,7 @@ func TestSummaryDropsNoteForgottenMeanwhile(t *testing.T) {
 // fold's check and its write (the replacement finds no summary to clean
 // yet) is taken out of the summary just written.
 func TestSummaryDropsNoteReplacedAtTheWrite(t *testing.T) {
-	store := &hookStore{Store: memstore.New()}
+	store := &hookStore{Store: memstore.New(), kind: conversation.Summaries}
 	mem, _ := deadEnv(t, store)
 	ctx := t.Context()
 	store.before = func() {

@@ -147,8 +147,75 @@ func (m *Memory) ShowNotes(ctx context.Context, fam Family, phone string) (Shown
 // since it was taken, and every later turn of the session leaves the
 // stored one as it is (a forget may have changed it since). A session
 // that starts anew drops the memory of the one before.
+//
+// The notes shown are taken before the write, so a note forgotten in
+// between may find no session to remove it from: once the turn is saved,
+// the notes are read again, and a note of shown that is gone leaves the
+// stored session's memory (its text the summary shown too, and the turns
+// holding it, as a forget leaves them). A forget writes the notes before
+// it rewrites the sessions, so one of the two sees the other's write.
 func (m *Memory) SaveShown(ctx context.Context, phone string, turn Turn, shown Shown) error {
-	return m.save(ctx, phone, turn, &shown)
+	if err := m.save(ctx, phone, turn, &shown); err != nil {
+		return err
+	}
+	if err := m.recheckShown(ctx, phone, shown); err != nil {
+		return fmt.Errorf("conversation: save: the notes shown: %w", err)
+	}
+	return nil
+}
+
+// recheckShown removes the notes of shown that are gone now from phone's
+// stored session memory; of those forgotten, their text also from the
+// summary it shows and from its turns, as [Memory.ForgetNote] does.
+func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) error {
+	if len(shown.Notes) == 0 || CheckFamilyID(shown.Family) != nil {
+		return nil
+	}
+	f, err := m.notes(ctx, shown.Family)
+	if err != nil {
+		return err
+	}
+	var ids []int
+	var forgotten []noteJSON
+	for _, sn := range shown.Notes {
+		i := f.find(sn.ID)
+		if i >= 0 && f.Notes[i].live() && f.Notes[i].Text == sn.Text {
+			continue
+		}
+		ids = append(ids, sn.ID)
+		if i < 0 || f.Notes[i].Gone == goneForgotten {
+			forgotten = append(forgotten, noteJSON{ID: sn.ID, Text: sn.Text})
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	scrub := false
+	err = m.rewrite(ctx, phone, func(c *Conversation) bool {
+		changed := dropShown(c, shown.Family, ids)
+		if s, ok := c.Shown(); ok && s.Family == shown.Family && s.Summary != "" {
+			lines := strings.Split(s.Summary, "\n")
+			kept := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
+				return slices.ContainsFunc(forgotten, func(n noteJSON) bool { return holds(l, n.Text) })
+			})
+			if len(kept) != len(lines) {
+				s.Summary = strings.TrimSpace(strings.Join(kept, "\n"))
+				changed = c.setShown(s) == nil || changed
+			}
+		}
+		for i, t := range c.Turns {
+			if turnHolds(t, forgotten) {
+				c.Turns[i] = ForgetTurn(t)
+				changed = true
+			}
+		}
+		scrub = changed && len(forgotten) > 0
+		return changed
+	})
+	if err != nil || !scrub {
+		return err
+	}
+	return m.store.Scrub(ctx)
 }
 
 // liveShown returns s without the notes that are no longer live.

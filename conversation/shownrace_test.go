@@ -1,0 +1,108 @@
+package conversation_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/conversation/memstore"
+	"github.com/mombot/mombot/conversation/storetest"
+)
+
+// raceNote is the note Jason forgets while Erin starts a session.
+const raceNote = "Emma is allergic to tree nuts"
+
+// startSession starts Erin's session as the assistant does: it takes the
+// notes she is shown, folds her pending turns into her summary (the
+// summarizer restates the notes it is shown), and saves the session's
+// first turn, its reply restating the note if it was shown, with them.
+func startSession(t *testing.T, mem *conversation.Memory) error {
+	t.Helper()
+	ctx := t.Context()
+	shown, err := mem.ShowNotes(ctx, deadFamily, deadErin)
+	if err != nil {
+		return err
+	}
+	s, err := mem.FoldSummary(ctx, deadErin, echoNotes(mem, []string{"Pizza on Sunday at 6"}, nil))
+	if err != nil {
+		return err
+	}
+	shown.Summary = s.Text
+	reply := "No note about Emma." // the model is shown no note
+	if len(shown.Notes) > 0 {
+		reply = "Noted: " + raceNote + "."
+	}
+	return mem.SaveShown(ctx, deadErin, conversation.Turn{Messages: storetest.TextTurn("what is Emma allergic to?", reply)}, shown)
+}
+
+// assertForgottenInSession fails t if Erin's stored session shows note
+// #1 or holds its text anywhere, or, with pizza set, if its summary lost
+// more than the note's line.
+func assertForgottenInSession(t *testing.T, mem *conversation.Memory, store conversation.Store, pizza bool) {
+	t.Helper()
+	c, err := mem.Load(t.Context(), deadErin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := c.Shown()
+	if !ok {
+		t.Fatal("Erin's session stores no memory shown")
+	}
+	if len(s.Notes) != 0 || strings.Contains(s.Summary, raceNote) || (pizza && !strings.Contains(s.Summary, "Pizza")) {
+		t.Errorf("Erin's session shows %+v after Jason forgot #1", s)
+	}
+	rec, err := store.Get(t.Context(), conversation.Conversations, deadErin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(strings.ToLower(string(rec.Data)), "tree nuts") {
+		t.Errorf("Erin's stored conversation holds the forgotten text:\n%s", rec.Data)
+	}
+}
+
+// TestForgetAtSessionStart: Jason forgets a note after Erin's first
+// message of a session took the notes and her summary and before it
+// stored them with its turn; the forget finds no session of Erin's to
+// clean, yet the stored session neither shows the note nor holds its
+// text, and keeps the rest of the summary.
+func TestForgetAtSessionStart(t *testing.T) {
+	store := &hookStore{Store: memstore.New(), kind: conversation.Conversations, key: deadErin}
+	mem, _ := deadEnv(t, store)
+	ctx := t.Context()
+	store.before = func() {
+		if _, err := mem.ForgetNote(ctx, deadFamily, deadJason, 1); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := startSession(t, mem); err != nil {
+		t.Fatal(err)
+	}
+	if store.before != nil {
+		t.Fatal("the forget did not run at the session's write")
+	}
+	assertForgottenInSession(t, mem, store, true)
+}
+
+// TestForgetRacesSessionStart: the forget and Erin's first message run
+// at once, many times; whichever comes first, the stored session never
+// shows the forgotten note.
+func TestForgetRacesSessionStart(t *testing.T) {
+	for range 30 {
+		store := memstore.New()
+		mem, _ := deadEnv(t, store)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if _, err := mem.ForgetNote(t.Context(), deadFamily, deadJason, 1); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			if err := startSession(t, mem); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		assertForgottenInSession(t, mem, store, false)
+	}
+}
