@@ -492,17 +492,17 @@ func (m *Memory) ForgetNote(ctx context.Context, fam Family, phone string, id in
 	if !slices.Contains(phones, gone.Author) {
 		phones = append(phones, gone.Author)
 	}
-	if err := m.scrubNotes(ctx, fam.ID, phones, []noteJSON{gone}); err != nil {
+	if err := m.scrubNotes(ctx, fam.ID, phones, []noteJSON{gone}, true); err != nil {
 		return gone.note(fam), fmt.Errorf("conversation: forget note #%d: %w", id, err)
 	}
 	return gone.note(fam), nil
 }
 
-// scrubNotes removes the text of the notes gone from the conversations of
-// phones (the turns that wrote them or hold their text, and the memory
-// shown to their sessions) and from their recent messages, then scrubs
-// the store.
-func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string, gone []noteJSON) error {
+// scrubNotes removes the notes gone from the memory shown to the sessions
+// of phones and, with everywhere, their text from what else phones' data
+// holds of them (the turns that wrote them or hold their text, the recent
+// messages, the summaries) and scrubs the store.
+func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string, gone []noteJSON, everywhere bool) error {
 	ids := make([]int, len(gone))
 	for i, n := range gone {
 		ids[i] = n.ID
@@ -514,7 +514,7 @@ func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string,
 		err := m.rewrite(ctx, p, func(c *Conversation) bool {
 			changed := dropShown(c, family, ids)
 			for i, t := range c.Turns {
-				if turnHolds(t, gone) {
+				if everywhere && turnHolds(t, gone) {
 					c.Turns[i] = ForgetTurn(t)
 					changed = true
 				}
@@ -524,19 +524,22 @@ func (m *Memory) scrubNotes(ctx context.Context, family string, phones []string,
 		if err != nil {
 			return err
 		}
+		if !everywhere {
+			continue
+		}
 		err = m.updateRecent(ctx, p, func(old []RecentMessage) []RecentMessage {
 			return slices.DeleteFunc(old, func(r RecentMessage) bool {
-				for _, n := range gone {
-					if (n.MessageID != "" && r.ID == n.MessageID) || holds(r.Text, n.Text) {
-						return true
-					}
-				}
-				return false
+				return slices.ContainsFunc(gone, func(n noteJSON) bool {
+					return (n.MessageID != "" && r.ID == n.MessageID) || holds(r.Text, n.Text)
+				})
 			})
 		})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
+	}
+	if !everywhere {
+		return nil
 	}
 	if err := m.forgetInSummaries(ctx, phones, gone); err != nil {
 		return err
@@ -721,29 +724,11 @@ func (m *Memory) eraseNotes(ctx context.Context, phone string) (int, error) {
 				phones = append(phones, c.Key)
 			}
 		}
-		if err := m.scrubShown(ctx, rec.Key, phones, gone); err != nil {
+		if err := m.scrubNotes(ctx, rec.Key, phones, gone, false); err != nil {
 			return total, err
 		}
 	}
 	return total, nil
-}
-
-// scrubShown removes the notes gone from the memory shown to the sessions
-// of phones.
-func (m *Memory) scrubShown(ctx context.Context, family string, phones []string, gone []noteJSON) error {
-	ids := make([]int, len(gone))
-	for i, n := range gone {
-		ids[i] = n.ID
-	}
-	for _, p := range phones {
-		if CheckPhone(p) != nil || p == SystemSender {
-			continue
-		}
-		if err := m.rewrite(ctx, p, func(c *Conversation) bool { return dropShown(c, family, ids) }); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // checkNotes returns an error unless rec is a family's notes as

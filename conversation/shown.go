@@ -125,6 +125,17 @@ func dropShown(c *Conversation, family string, ids []int) bool {
 	return c.setShown(s) == nil
 }
 
+// dropShownSummary removes the summary from c's session memory if drop
+// says so of it, and reports whether it changed it.
+func dropShownSummary(c *Conversation, drop func(summary string) bool) bool {
+	s, ok := c.Shown()
+	if !ok || s.Summary == "" || !drop(s.Summary) {
+		return false
+	}
+	s.Summary = ""
+	return c.setShown(s) == nil
+}
+
 // ShowNotes returns the memory phone, a member of fam, is shown at the start of
 // a session: the live notes they see, ordered by id. It returns an error
 // wrapping ErrNotMember for anyone else, and ErrOtherFamily.

@@ -532,19 +532,10 @@ func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []
 		// The session under way shows the summary it started with: it
 		// goes too if it is the one dropped or holds a gone note.
 		err = m.rewrite(ctx, p, func(c *Conversation) bool {
-			s, ok := c.Shown()
-			if !ok || s.Summary == "" {
-				return false
-			}
-			drop := dropped != "" && s.Summary == dropped
-			for _, n := range gone {
-				drop = drop || holds(s.Summary, n.Text)
-			}
-			if !drop {
-				return false
-			}
-			s.Summary = ""
-			return c.setShown(s) == nil
+			return dropShownSummary(c, func(summary string) bool {
+				return (dropped != "" && summary == dropped) ||
+					slices.ContainsFunc(gone, func(n noteJSON) bool { return holds(summary, n.Text) })
+			})
 		})
 		if err != nil {
 			return fmt.Errorf("summary shown: %w", err)
@@ -631,12 +622,7 @@ func (m *Memory) DeleteSummary(ctx context.Context, phone string) (bool, error) 
 		return false, fmt.Errorf("conversation: delete summary: %w", err)
 	}
 	err = m.rewrite(ctx, phone, func(c *Conversation) bool {
-		s, ok := c.Shown()
-		if !ok || s.Summary == "" {
-			return false
-		}
-		s.Summary = ""
-		return c.setShown(s) == nil
+		return dropShownSummary(c, func(string) bool { return true })
 	})
 	if err == nil && deleted {
 		err = m.store.Scrub(ctx)
