@@ -38,8 +38,9 @@ func (s *flakyStore) Put(ctx context.Context, kind conversation.Kind, r conversa
 	return s.Store.Put(ctx, kind, r, keep)
 }
 
-// While the store is down the assistant answers without memory and says so
-// in the log; once it is back, memory works again without a restart.
+// While the store is down the assistant answers without memory, says so
+// in the log, and tells the person that the turn is not saved; once it is
+// back, memory works again without a restart.
 func TestStoreDownAnswersWithoutMemory(t *testing.T) {
 	srv := anthropictest.NewServer(t)
 	store := &flakyStore{Store: memstore.New()}
@@ -57,8 +58,8 @@ func TestStoreDownAnswersWithoutMemory(t *testing.T) {
 	}
 	store.down.Store(true)
 	r, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "second"})
-	if r.Text != "two" {
-		t.Fatalf("reply while the store is down = %q, want the model's answer", r.Text)
+	if want := "two\n\n" + apology.NotSaved; r.Text != want {
+		t.Fatalf("reply while the store is down = %q, want the model's answer and that it is not saved, %q", r.Text, want)
 	}
 	if !errors.Is(err, errDown) {
 		t.Fatalf("err = %v, want the failed save reported", err)
@@ -80,8 +81,8 @@ func TestStoreDownAnswersWithoutMemory(t *testing.T) {
 }
 
 // When a tool ran (a list changed) and then the turn cannot be saved, the
-// person is told that this conversation was not saved, after the answer;
-// without a tool round the answer goes alone, as above.
+// person is told that this conversation was not saved, after the answer,
+// as without a tool round (above).
 func TestNotSavedAfterToolRound(t *testing.T) {
 	for _, tt := range []struct {
 		name  string

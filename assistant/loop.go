@@ -412,13 +412,10 @@ func (t *turn) failed(ctx context.Context, err error) (Reply, error) {
 // finish saves the turn and returns text as the reply.
 func (t *turn) finish(ctx context.Context, text string) (Reply, error) {
 	if err := t.save(ctx); err != nil {
-		// The person still gets the answer; the next message will not
-		// remember it. After a tool round something may have changed (a
-		// list) that the next message will not know of: say so.
-		if t.rounds > 0 {
-			return Reply{Text: text + "\n\n" + ErrorMessage(err)}, err
-		}
-		return Reply{Text: text}, err
+		// The person still gets the answer, and is told that the next
+		// message will not remember it (nor, after a tool round, what
+		// changed, such as a list).
+		return Reply{Text: text + "\n\n" + ErrorMessage(err)}, err
 	}
 	return Reply{Text: text}, nil
 }

@@ -32,16 +32,20 @@
 //	sent ◄──────────────────────────────────────────────────────────────────┘
 //	   │  Inbox.Done: ONE atomic write (File: one rewrite; Redis: one script)
 //	   │  removes the message from its queue and records its id for
-//	   │  HandledFor. Done failed: the process remembers it as sent, does not
-//	   │  answer it again, and does Done again at the next pass.
+//	   │  HandledFor. Done failed: the drain keeps the sender's lock and
+//	   │  tries Done again every second, so that no other replica finds
+//	   │  the message queued; only if the lock is lost or the process
+//	   │  stops does it remember the message as sent, not answer it again,
+//	   │  and do Done again at the next pass.
 //	   ▼
 //	done
 //
 // Only "queued" and "done" are durable. "answering", "reply in hand" and
 // "sent" live in the process: a reply in hand is sent at a later pass
 // without asking the Handler again; a message sent whose Done failed (a
-// full disk, Redis down) is not answered again by this process, and the
-// next pass that finds it does Done again. After a crash, a message in
+// full disk, Redis down) keeps its sender's lock held until Done works,
+// and is not answered again by this process. A drain that the Inbox or
+// the Locker failed is tried again a few seconds later. After a crash, a message in
 // those states is queued still and is answered anew: at least once, and
 // twice only if the crash falls between sending its reply and its Done.
 //

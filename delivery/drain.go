@@ -15,6 +15,14 @@ import (
 // sent would answer it twice.
 const doneTimeout = 5 * time.Second
 
+// drainRetry is how long after a drain that the Inbox or the Locker
+// failed the sender's messages are tried again.
+const drainRetry = 3 * time.Second
+
+// doneRetryEvery is how often a drain holding a sender's lock tries again
+// a Done that failed.
+const doneRetryEvery = time.Second
+
 // drain answers the messages waiting for key, holding the sender's lock,
 // until its queues are empty, the lock is lost or the Pipeline stops. A
 // message leaves its Inbox only once its reply is sent (or it needs none),
@@ -39,12 +47,25 @@ func (p *Pipeline) drain(key string) {
 	for _, q := range inboxes {
 		switch p.drainInbox(held, log, q, key) {
 		case inboxFailed:
-			// What the Inbox holds waits for the next pass; what memory
-			// holds (the Inbox is likely down) is answered meanwhile.
+			// What the Inbox holds waits for a drain a little later;
+			// what memory holds (the Inbox is likely down) is answered
+			// meanwhile.
+			p.later(key)
 		case inboxStopped:
 			return
 		}
 	}
+}
+
+// later asks for another drain of key after drainRetry: the Inbox or the
+// Locker that failed this one may be back by then, and the sender's
+// messages need not wait for the next pass.
+func (p *Pipeline) later(key string) {
+	time.AfterFunc(drainRetry, func() {
+		if !p.closing.Load() {
+			p.drains.add(key)
+		}
+	})
 }
 
 // How a drain of one inbox ended.
@@ -75,7 +96,7 @@ func (p *Pipeline) drainInbox(held context.Context, log *slog.Logger, q Inbox, k
 			if p.ctx.Err() != nil {
 				return inboxStopped
 			}
-			log.Error("delivery: inbox failed; the sender's messages wait for the next pass", "err", err)
+			log.Error("delivery: inbox failed; the sender's messages wait for a drain a little later", "err", err)
 			return inboxFailed
 		}
 		if !ok {
@@ -107,12 +128,12 @@ func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Mes
 	switch {
 	case st.phase == phaseSent:
 		log.Info("delivery: message answered already; recording it, not answering it again")
-		return p.done(log, q, m)
+		return p.done(held, log, q, m)
 	case p.mem.Handled(m.ID):
 		// A push that timed out had kept it after all, and this process
 		// answered the other copy, the one in memory or the Inbox's.
 		log.Info("delivery: message answered already from another copy; recording it, not answering it again")
-		return p.done(log, q, m)
+		return p.done(held, log, q, m)
 	case st.phase == phaseAnswered && st.pass != 0 && st.pass == p.pass.Load():
 		// Its send failed for now during this pass: the next pass sends it.
 		return stopped
@@ -122,7 +143,7 @@ func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Mes
 	if !p.answer(held, log, m, st) {
 		return stopped
 	}
-	return p.done(log, q, m)
+	return p.done(held, log, q, m)
 }
 
 // answer answers m, or sends the rest of the reply st holds, and reports
@@ -185,16 +206,37 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st 
 }
 
 // done records m, whose reply is sent, as handled and removes it from q:
-// one Done. Should that fail, the process remembers m as sent, does not
-// answer it again, and the next pass that finds it does Done again.
-func (p *Pipeline) done(log *slog.Logger, q Inbox, m Message) outcome {
+// one Done. Should that fail, the drain keeps the sender's lock and tries
+// again every doneRetryEvery for as long as it holds it: another holder
+// would find m queued still and answer it again. Only when the lock is
+// lost or the Pipeline stops does done give up; the process then
+// remembers m as sent, does not answer it again, and the next pass that
+// finds it does Done again.
+func (p *Pipeline) done(held context.Context, log *slog.Logger, q Inbox, m Message) outcome {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), doneTimeout*attempts)
-	defer cancel()
 	err := p.retry(log, "done", ctx, func(ctx context.Context) error { return q.Done(ctx, m.Key, m.ID) })
+	cancel()
 	if err != nil {
-		log.Error("delivery: recording the message as handled failed; this process does not answer it again, and the next pass records it", "err", err)
+		log.Error("delivery: recording the message as handled failed; holding the sender's lock and trying again", "err", err)
+	}
+	for err != nil && held.Err() == nil && p.ctx.Err() == nil {
+		t := time.NewTimer(doneRetryEvery)
+		select {
+		case <-t.C:
+		case <-held.Done():
+		case <-p.ctx.Done():
+		}
+		t.Stop()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), callTimeout)
+		err = q.Done(ctx, m.Key, m.ID)
+		cancel()
+	}
+	if err != nil {
+		log.Error("delivery: recording the message as handled failed and the sender's lock is lost or the process stops; this process does not answer it again, and the next pass records it", "err", err)
 		return failed
 	}
+	ctx, cancel = context.WithTimeout(context.WithoutCancel(p.ctx), doneTimeout*attempts)
+	defer cancel()
 	p.live.forget(m.ID)
 	if q != Inbox(p.mem) {
 		// The Volatile inbox remembers it too, for a copy it may hold (see handle).
@@ -245,7 +287,8 @@ func (p *Pipeline) lock(log *slog.Logger, key string) (held context.Context, unl
 	case ctx.Err() != nil:
 		log.Info("delivery: shutting down while another holds the sender's lock; the sender's messages are left to it")
 	default:
-		log.Error("delivery: sender lock failed; only the messages held in this process's memory are answered, the others wait for the next pass", "err", err)
+		log.Error("delivery: sender lock failed; only the messages held in this process's memory are answered, the others wait for a drain a little later", "err", err)
+		p.later(key)
 	}
 	return context.Background(), func() {}, false
 }

@@ -295,3 +295,45 @@ func TestPipelinePushKeptAfterAll(t *testing.T) {
 		t.Error("the Inbox's copy was not done with")
 	}
 }
+
+// TestPipelineDoneFailsHoldsTheLock: while the Done of a message whose
+// reply is sent fails, the sender's lock stays with the Pipeline that sent
+// it, so that another replica on the same Inbox and Locker does not find
+// the message queued and answer it again; once Done works, the lock
+// passes and the sender's next message is answered.
+func TestPipelineDoneFailsHoldsTheLock(t *testing.T) {
+	inbox := &flaky{}
+	inbox.set(false, true)
+	locker := &delivery.Local{}
+	ha, hb := &handler{}, &handler{}
+	a := delivery.New(ha, &delivery.Options{Inbox: inbox, Locker: locker, ResumeEvery: time.Hour, Logger: quiet})
+	if err := a.Accept(context.Background(), deliverytest.Msg("+1", "m1"))[0]; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reply", func() bool { _, sent := ha.got(); return len(sent) == 1 })
+	// Another replica, whose passes look at the shared Inbox often.
+	b := delivery.New(hb, &delivery.Options{Inbox: inbox, Locker: locker, ResumeEvery: 5 * time.Millisecond, Logger: quiet})
+	deliverytest.WaitQueued(t, locker, "+1", 2)
+	// Longer than a's retries of Done (0.7 s), and many of b's passes.
+	time.Sleep(1500 * time.Millisecond)
+	if asked, _ := hb.got(); len(asked) != 0 {
+		t.Fatalf("the other replica answered %q while the first could not record its reply", asked)
+	}
+	inbox.set(false, false)
+	waitFor(t, "m1 done", func() bool { return inbox.Handled("m1") })
+	if err := b.Accept(context.Background(), deliverytest.Msg("+1", "m2"))[0]; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "m2's reply", func() bool {
+		_, sa := ha.got()
+		_, sb := hb.got()
+		return len(sa)+len(sb) == 2
+	})
+	shutdown(t, a)
+	shutdown(t, b)
+	asked, _ := ha.got()
+	askedB, _ := hb.got()
+	if all := append(asked, askedB...); !slices.Equal(all, []string{"m1", "m2"}) {
+		t.Errorf("asked %q, want m1 then m2, once each", all)
+	}
+}

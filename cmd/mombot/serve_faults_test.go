@@ -14,6 +14,7 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mombot/mombot/apology"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -98,7 +100,8 @@ func faultConfigFromEnv(t *testing.T) faultConfig {
 // each turn answered saved (or the person told). The only duplicates
 // allowed are those of the send-then-crash window: at most one per
 // replica killed. It logs a report of each run; MOMBOT_FAULTS_REPORT
-// names a file to append its rows to as well.
+// names a file to append its rows to as well, and MOMBOT_FAULTS_LOGS a
+// folder to write each replica's log to.
 func TestFaults(t *testing.T) {
 	if os.Getenv("MOMBOT_FAULTS") == "" {
 		t.Skip("MOMBOT_FAULTS is not set: set it to 1 for the full fault test, or to small for 30 senders x 4 (docs/development.md)")
@@ -190,6 +193,14 @@ func runFaults(t *testing.T, c faultConfig, store, fault string) *faultReport {
 	reps.stop()
 	rep.elapsed = time.Since(start)
 	rep.collect(t, tr, f, reps)
+	if dir := os.Getenv("MOMBOT_FAULTS_LOGS"); dir != "" {
+		for _, r := range reps.all {
+			name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.log", store, fault, r.name))
+			if err := os.WriteFile(name, []byte(r.p.logs.String()), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
 	return rep
 }
 
@@ -485,7 +496,7 @@ func (tr *traffic) post(url string, body []byte) bool {
 func (tr *traffic) allAnswered(g *graphtest.Server) bool {
 	answered := map[string]bool{}
 	for _, m := range g.Sent() {
-		if key, ok := strings.CutPrefix(m.Body, "re "); ok {
+		if key, ok := replyKey(m.Body); ok {
 			answered[key] = true
 		}
 	}
@@ -517,6 +528,7 @@ type faultReport struct {
 	lostTurns           []string // answered, not in the stored history, the person not told
 	storedTwice         int      // turns stored more than once
 	apologies           int      // replies that are not answers
+	toldNotSaved        int      // answers that say the turn is not saved
 	ackP, replyP        [3]time.Duration
 	rss                 []string
 	inboxPeak           map[string]int
@@ -535,15 +547,18 @@ func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *
 	r.ackP = percentiles(tr.ackLat)
 
 	first := map[string]time.Time{}
-	told := map[string]bool{} // senders sent something other than an answer
+	told := map[string]bool{} // answers that say the turn is not saved
 	next := map[string]int{}  // each sender's highest message answered so far, plus one
 	var replyLat []time.Duration
 	for _, m := range f.graph.Sent() {
-		key, ok := strings.CutPrefix(m.Body, "re ")
+		key, ok := replyKey(m.Body)
 		if !ok || !strings.HasPrefix(key, r.run+"-") {
 			r.apologies++
-			told["+"+m.To] = true
 			continue
+		}
+		if strings.Contains(m.Body, apology.NotSaved) {
+			told[key] = true
+			r.toldNotSaved++
 		}
 		if at, seen := first[key]; seen {
 			r.duplicates++
@@ -587,7 +602,7 @@ func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *
 				continue
 			}
 			switch n := stored[key]; {
-			case n == 0 && !told[ph]:
+			case n == 0 && !told[key]:
 				r.lostTurns = append(r.lostTurns, key)
 			case n > 1:
 				r.storedTwice += n - 1
@@ -597,6 +612,17 @@ func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *
 	for _, rp := range reps.all {
 		r.rss = append(r.rss, fmt.Sprintf("%s %d MB", rp.name, (rp.vmHWM+512)/1024))
 	}
+}
+
+// replyKey returns the marker of the message a reply answers: the stand-in
+// model's answers are "re KEY", followed by anything mombot adds.
+func replyKey(body string) (string, bool) {
+	rest, ok := strings.CutPrefix(body, "re ")
+	if !ok {
+		return "", false
+	}
+	key, _, _ := strings.Cut(rest, "\n")
+	return key, true
 }
 
 // percentiles returns the 50th, 95th and 99th percentiles of ds.
@@ -613,7 +639,7 @@ func percentiles(ds []time.Duration) [3]time.Duration {
 	return p
 }
 
-const faultHeader = "| store | fault | acked | missing | duplicates (crash window) | out of order | lost turns | ack p50/p95/p99 | reply p50/p95/p99 | refused deliveries | peak RSS | inbox senders peak | run |\n" +
+const faultHeader = "| store | fault | acked | missing | duplicates (crash window) | out of order | lost turns (told not saved) | ack p50/p95/p99 | reply p50/p95/p99 | refused deliveries | peak RSS | inbox senders peak | run |\n" +
 	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 // row is the report as a row of faultHeader's table.
@@ -631,9 +657,9 @@ func (r *faultReport) row() string {
 	}) {
 		peaks = append(peaks, fmt.Sprintf("%s %d", name, r.inboxPeak[name]))
 	}
-	return fmt.Sprintf("| %s | %s | %d of %d | %d | %d (%d) | %d | %d | %s | %s | %d of %d | %s | %s | %s |",
+	return fmt.Sprintf("| %s | %s | %d of %d | %d | %d (%d) | %d | %d (%d) | %s | %s | %d of %d | %s | %s | %s |",
 		r.store, r.fault, r.acked, r.config.Senders*r.config.Messages, len(r.missing), r.duplicates, r.crashWindow,
-		r.outOfOrder, len(r.lostTurns), ms(r.ackP), ms(r.replyP), r.refused, r.deliveries,
+		r.outOfOrder, len(r.lostTurns), r.toldNotSaved, ms(r.ackP), ms(r.replyP), r.refused, r.deliveries,
 		strings.Join(r.rss, ", "), strings.Join(peaks, ", "), r.elapsed.Round(time.Second))
 }
 
