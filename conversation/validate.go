@@ -286,10 +286,10 @@ func checkResultContent(content json.RawMessage) error {
 
 // repair returns the turns that pass [ValidateTurn], in order, and how many
 // were dropped. A turn that reuses a tool_use id of an earlier kept turn is
-// dropped too, since the API wants ids unique across the request. Stores call
-// it on what they read from storage that was not written through [Memory],
-// such as a file edited by hand or written by an older version. Because
-// every kept turn is valid on its own, the history they make is valid too.
+// dropped too, since the API wants ids unique across the request. [Memory]
+// applies it to what it reads that it did not write, such as a file edited
+// by hand or written by the Python original. Because every kept turn is
+// valid on its own, the history they make is valid too.
 func repair(turns []Turn) (kept []Turn, dropped int) {
 	return repairTurns(turns, false)
 }
