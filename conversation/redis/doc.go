@@ -10,6 +10,8 @@
 //	<prefix><kind>:<key>   a record, such as mombot:conversations:+14155551234:
 //	                       a hash of its data "d", byte for byte, and version "v"
 //	<prefix>version        the last version given out, by INCR
+//	<prefix>put:<random>   a record's new hash while Put renames it over
+//	                       the record, in the same round trip
 //
 // One counter per prefix gives every version, so no two values of a
 // record ever carry the same one, also across a delete and a new record. A
@@ -23,12 +25,15 @@
 //
 // # Atomicity
 //
-// Get is one HMGET. Put and Delete are each a small Lua script, one round
-// trip, that writes or deletes only while the stored version is the
+// Get is one HMGET. Put and Delete are each one round trip with a small
+// Lua script that writes or deletes only while the stored version is the
 // expected one; Redis runs a script alone, so two replicas writing one
-// record never lose an update. The scripts know nothing of what a record
-// holds. List finds the keys with SCAN, never KEYS, and fetches the records
-// in pipelines.
+// record never lose an update. Put writes the new hash under a key of its
+// own first, in the same pipeline, and its script renames that over the
+// record, so that the data never passes through Lua, which would copy it
+// (for 27 kB, more than a SET of it costs). The scripts know nothing of
+// what a record holds. List finds the keys with SCAN, never KEYS, and
+// fetches the records in pipelines.
 //
 // # Durability and failures
 //

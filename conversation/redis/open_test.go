@@ -189,7 +189,7 @@ func TestCallsFailWithoutRetry(t *testing.T) {
 	if _, err := s.Put(ctx, conversation.Conversations, conversation.Record{Key: "+1", Data: []byte(`1`)}, 0); err == nil {
 		t.Fatal("Put to a server that does not answer succeeded")
 	}
-	if got := srv.calls("EVALSHA"); got != 1 {
+	if got := srv.calls("EVAL"); got != 1 {
 		t.Fatalf("Put sent its script %d times, want once", got)
 	}
 }

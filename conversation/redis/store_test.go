@@ -34,7 +34,8 @@ func put(tb testing.TB, s *redis.Store, kind conversation.Kind, key, data string
 // TestLayout: a record is one hash under <prefix><kind>:<key>, its data
 // byte for byte in "d" and its version in "v"; versions come from the
 // prefix's counter; keep is the hash's TTL, renewed by every Put, and a
-// Put with keep 0 leaves it none.
+// Put with keep 0 leaves it none. No other key stays, after a write that
+// succeeded or one refused.
 func TestLayout(t *testing.T) {
 	prefix := newPrefix(t)
 	s, rdb, ctx := open(t, prefix, nil), rawClient(t), context.Background()
@@ -70,6 +71,10 @@ func TestLayout(t *testing.T) {
 	checkTTL(-1) // none
 
 	put(t, s, "storetest-a", "k", `1`, 0, 0)
+	// A write refused on its version leaves nothing behind either.
+	if _, err := s.Put(ctx, conversation.Conversations, conversation.Record{Key: testPhone, Data: []byte(data), Version: v1}, 0); !errors.Is(err, conversation.ErrConflict) {
+		t.Fatalf("Put on an old version: err = %v, want ErrConflict", err)
+	}
 	keys, err := rdb.Keys(ctx, prefix+"*").Result()
 	if err != nil || len(keys) != 3 {
 		t.Fatalf("keys under the prefix: %q, %v; want the two records and the counter", keys, err)
@@ -156,6 +161,9 @@ func TestDriverErrors(t *testing.T) {
 	}
 	if got, _ := rdb.Get(ctx, key).Result(); got != "not a hash" {
 		t.Fatalf("a failed write changed the string to %q", got)
+	}
+	if keys, _ := rdb.Keys(ctx, prefix+"put:*").Result(); len(keys) != 0 {
+		t.Fatalf("a failed write left its new hash behind: %q", keys)
 	}
 	if ttl, _ := rdb.PTTL(ctx, key).Result(); ttl <= 59*time.Minute {
 		t.Fatalf("a failed write changed the TTL to %v", ttl)
