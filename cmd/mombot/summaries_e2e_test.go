@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -251,4 +252,75 @@ func (f *askFixture) mombotIn(stdin string, args ...string) (stdout, stderr stri
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
 	return out.String(), errOut.String(), err
+}
+
+// TestServeFoldsSummaries: mombot serve, on the file, SQLite and Redis
+// stores. Erin writes a note in a message; after her conversation has
+// expired, the sweep of the next serve process folds it with the summary
+// model, off the reply's path, and her next message's request shows the
+// summary without a call of its own to the summarizer. Jason's request
+// shows the note and not her summary.
+func TestServeFoldsSummaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs mombot serve")
+	}
+	stores := map[string]func(t *testing.T) string{
+		"file":   func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") },
+		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "mombot.db") },
+		"redis":  testRedisURL,
+	}
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) {
+			f := newServeFixture(t, newStore(t), map[string]string{erin: "Erin", "+14155555678": "Jason"})
+			run := time.Now().UnixNano()
+			msg := func(from string, n int, text string) []byte {
+				return webhookPayload(inMessage{From: from, ID: fmt.Sprintf("wamid.sum.%d.%d", run, n), Text: text})
+			}
+			f.claude.Enqueue(
+				anthropictest.ToolUse("", anthropictest.Call{ID: "toolu_serve_r1", Name: "remember", Input: map[string]any{"text": e2eNote, "scope": "family"}}),
+				anthropictest.Text("Noted as #1."),
+			)
+			p := f.start()
+			if code := p.deliver(msg(erinWaID, 1, e2eDecision+"; and remember: "+e2eNote)); code != 200 {
+				t.Fatalf("delivery: %d", code)
+			}
+			waitSent(t, f.graph, 1, 20*time.Second)
+			p.stop()
+
+			// The conversation expires (a timeout of one second, and a
+			// pause longer than that); the sweep at the next start folds it.
+			time.Sleep(1100 * time.Millisecond)
+			p = f.start("--timeout", "1")
+			waitLog(t, p, `msg="conversation: folded turns into summaries" summaries=1`)
+			reqs := f.claude.Requests()
+			if n := len(reqs); n != 3 || reqs[2].Params.Model != assistant.DefaultSummaryModel {
+				t.Fatalf("%d requests after the sweep, want the message's 2 and the summarizer's", n)
+			}
+			if fold := summarizerPrompt(reqs[2]); !strings.Contains(fold, e2eDecision) || !strings.Contains(fold, "#1 (family) "+e2eNote) {
+				t.Errorf("the summarizer's request lacks the turn or the note:\n%s", fold)
+			}
+
+			f.claude.Enqueue(anthropictest.Text("Pizza, on Sunday at 6."))
+			p.deliver(msg(erinWaID, 2, "what did we decide for Sunday?"))
+			waitSent(t, f.graph, 2, 20*time.Second)
+			reqs = f.claude.Requests()
+			if n := len(reqs); n != 4 || reqs[3].Params.Model == assistant.DefaultSummaryModel {
+				t.Fatalf("%d requests after Erin's next message, want one more, the reply's", n)
+			}
+			system := string(reqs[3].Params.System)
+			if !strings.Contains(system, "#1 (family) "+e2eNote) || !strings.Contains(system, conversation.SummaryHeader) || !strings.Contains(system, e2eDecision) {
+				t.Errorf("Erin's new session does not show the note and her summary:\n%s", system)
+			}
+
+			f.claude.Enqueue(anthropictest.Text("Hi Jason."))
+			p.deliver(msg(jasonWaID, 3, "hi"))
+			waitSent(t, f.graph, 3, 20*time.Second)
+			reqs = f.claude.Requests()
+			jason := reqs[len(reqs)-1]
+			if !strings.Contains(string(jason.Params.System), "#1 (family) "+e2eNote) || strings.Contains(string(jason.Body), "pizza on Sunday") {
+				t.Errorf("Jason's request should show the note and not Erin's summary:\n%s", jason.Params.System)
+			}
+			p.stop()
+		})
+	}
 }
