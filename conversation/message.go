@@ -341,6 +341,13 @@ func (m Message) Blocks() ([]Block, error) {
 // one decode of the content rather than one for the array and one per
 // block. Validation, which reads the blocks' fields only, uses it.
 func (m Message) checkedBlocks() ([]Block, error) {
+	if m.IsString() {
+		var s string
+		if err := json.Unmarshal(m.Content, &s); err != nil {
+			return nil, err
+		}
+		return []Block{{Type: "text", Text: s, HasText: true}}, nil
+	}
 	if len(m.Content) == 0 || m.Content[0] != '[' {
 		return m.Blocks()
 	}
