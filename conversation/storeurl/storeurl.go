@@ -155,37 +155,26 @@ func Open(ctx context.Context, url string, opts *Options) (conversation.Store, e
 	if err != nil {
 		return nil, err
 	}
+	var s conversation.Store
 	switch spec.Kind {
 	case File:
-		s, err := jsonfile.Open(spec.Path, &jsonfile.Options{Logger: o.Logger, MustExist: o.MustExist, ReadOnly: o.ReadOnly})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", url, err)
-		}
-		return s, nil
+		s, err = jsonfile.Open(spec.Path, &jsonfile.Options{Logger: o.Logger, MustExist: o.MustExist, ReadOnly: o.ReadOnly})
 	case SQLite:
 		if o.MustExist || o.ReadOnly {
-			if _, err := os.Stat(spec.Path); errors.Is(err, iofs.ErrNotExist) {
+			if _, serr := os.Stat(spec.Path); errors.Is(serr, iofs.ErrNotExist) {
 				return nil, fmt.Errorf("store %s: no database at %s: %w", url, spec.Path, iofs.ErrNotExist)
 			}
 		}
-		s, err := sqlite.Open(spec.Path, &sqlite.Options{Logger: o.Logger, ReadOnly: o.ReadOnly})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", url, err)
-		}
-		return s, nil
+		s, err = sqlite.Open(spec.Path, &sqlite.Options{Logger: o.Logger, ReadOnly: o.ReadOnly})
 	case Postgres:
-		s, err := postgres.Open(ctx, spec.PostgresURL, &postgres.Options{Logger: o.Logger, ReadOnly: o.ReadOnly, Schema: spec.Schema})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", Redact(url), err)
-		}
-		return s, nil
+		s, err = postgres.Open(ctx, spec.PostgresURL, &postgres.Options{Logger: o.Logger, ReadOnly: o.ReadOnly, Schema: spec.Schema})
 	default:
-		s, err := redis.Open(ctx, spec.RedisURL, &redis.Options{Logger: o.Logger, Prefix: spec.Prefix, AllowUnreachable: o.AllowUnreachable})
-		if err != nil {
-			return nil, fmt.Errorf("store %s: %w", Redact(url), err)
-		}
-		return s, nil
+		s, err = redis.Open(ctx, spec.RedisURL, &redis.Options{Logger: o.Logger, Prefix: spec.Prefix, AllowUnreachable: o.AllowUnreachable})
 	}
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", Display(url), err)
+	}
+	return s, nil
 }
 
 // Dir returns the folder where the files that belong with the
