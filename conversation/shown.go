@@ -188,6 +188,7 @@ func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) er
 	}
 	var ids []int
 	var forgotten []noteJSON
+	var texts []string
 	for _, sn := range shown.Notes {
 		i := f.find(sn.ID)
 		if i >= 0 && f.Notes[i].live() && f.Notes[i].Text == sn.Text {
@@ -196,6 +197,7 @@ func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) er
 		ids = append(ids, sn.ID)
 		if i < 0 || f.Notes[i].Gone == goneForgotten {
 			forgotten = append(forgotten, noteJSON{ID: sn.ID, Text: sn.Text})
+			texts = append(texts, sn.Text)
 		}
 	}
 	if len(ids) == 0 {
@@ -204,13 +206,9 @@ func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) er
 	scrub := false
 	err = m.rewrite(ctx, phone, func(c *Conversation) bool {
 		changed := dropShown(c, shown.Family, ids)
-		if s, ok := c.Shown(); ok && s.Family == shown.Family && s.Summary != "" {
-			lines := strings.Split(s.Summary, "\n")
-			kept := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
-				return slices.ContainsFunc(forgotten, func(n noteJSON) bool { return holds(l, n.Text) })
-			})
-			if len(kept) != len(lines) {
-				s.Summary = strings.TrimSpace(strings.Join(kept, "\n"))
+		if s, ok := c.Shown(); ok && s.Family == shown.Family {
+			if kept := dropLines(s.Summary, texts); kept != s.Summary {
+				s.Summary = kept
 				changed = c.setShown(s) == nil || changed
 			}
 		}

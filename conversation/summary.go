@@ -362,14 +362,20 @@ func (m *Memory) dropDead(ctx context.Context, text string, out SummaryOutput, t
 			}
 		}
 	}
-	if len(dead) == 0 {
-		return text, nil
-	}
+	return dropLines(text, dead), nil
+}
+
+// dropLines returns text without its lines that hold one of texts
+// ([holds]), trimmed.
+func dropLines(text string, texts []string) string {
 	lines := strings.Split(text, "\n")
-	lines = slices.DeleteFunc(lines, func(l string) bool {
-		return slices.ContainsFunc(dead, func(d string) bool { return holds(l, d) })
+	kept := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
+		return slices.ContainsFunc(texts, func(t string) bool { return holds(l, t) })
 	})
-	return strings.TrimSpace(strings.Join(lines, "\n")), nil
+	if len(kept) == len(lines) {
+		return text
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n"))
 }
 
 func tail[S ~[]E, E any](s S, n int) S {
@@ -557,8 +563,7 @@ func (m *Memory) dropFromSummaries(ctx context.Context, phones []string, text st
 			if !holds(f.Text, text) {
 				return errUnchanged
 			}
-			lines := strings.Split(f.Text, "\n")
-			f.Text = strings.TrimSpace(strings.Join(slices.DeleteFunc(lines, func(l string) bool { return holds(l, text) }), "\n"))
+			f.Text = dropLines(f.Text, []string{text})
 			return nil
 		})
 		if err != nil {
