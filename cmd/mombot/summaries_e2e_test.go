@@ -324,3 +324,32 @@ func TestServeFoldsSummaries(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryWithoutNotesE2E: with "memory": {"notes": false}, mombot ask
+// still folds and shows a person's summary, with no note tools offered.
+func TestSummaryWithoutNotesE2E(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs mombot")
+	}
+	f := newAskFixture(t, buildMombot(t))
+	f.configure(`"memory": {"notes": false}`)
+	f.claude.Enqueue(anthropictest.Text("Pizza on Sunday at 6, got it."))
+	f.ask(askErin, e2eDecision)
+	time.Sleep(1100 * time.Millisecond) // past the timeout of one second below
+	before := len(f.claude.Requests())
+	f.claude.Enqueue(anthropictest.Text("Pizza, on Sunday at 6."))
+	if out, stderr, err := f.mombot("ask", "--timeout", "1", "--from", askErin, "what did we decide for Sunday?"); err != nil {
+		t.Fatalf("ask: %q, %v\n%s", out, err, stderr)
+	}
+	reqs := f.claude.Requests()[before:]
+	if len(reqs) != 2 || reqs[0].Params.Model != assistant.DefaultSummaryModel {
+		t.Fatalf("%d requests, want the summarizer's, then the reply's", len(reqs))
+	}
+	system := string(reqs[1].Params.System)
+	if !strings.Contains(system, conversation.SummaryHeader) || !strings.Contains(system, e2eDecision) || strings.Contains(system, conversation.MemoryHeader) {
+		t.Errorf("with notes off the new session should show the summary alone:\n%s", system)
+	}
+	if strings.Contains(string(reqs[1].Params.Tools), `"remember"`) {
+		t.Errorf("with notes off the request offers the note tools: %s", reqs[1].Params.Tools)
+	}
+}
