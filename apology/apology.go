@@ -234,6 +234,10 @@ func sentence(err error) string {
 	var tooLong *VoiceTooLongError
 	var media *MediaError
 	switch {
+	case errors.Is(err, ErrNotSaved):
+		// The store's own error (a timeout, say) is not the person's
+		// concern: they got their answer, and it is not remembered.
+		return NotSaved
 	case errors.As(err, &tooLong):
 		return voiceTooLong(tooLong.Limit)
 	case errors.As(err, &media) && media.What != "" && media.What != "photo":
@@ -285,8 +289,6 @@ func sentence(err error) string {
 		return Timeout
 	case errors.Is(err, ErrUnavailable):
 		return Unavailable
-	case errors.Is(err, ErrNotSaved):
-		return NotSaved
 	}
 	return Internal
 }

@@ -32,6 +32,8 @@ func TestMessage(t *testing.T) {
 		{"cut off", wrap(apology.ErrCutOff), apology.CutOff},
 		{"timeout", wrap(apology.ErrTimeout), apology.Timeout},
 		{"context deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), apology.Timeout},
+		{"not saved", wrap(apology.ErrNotSaved), apology.NotSaved},
+		{"not saved: the store timed out", fmt.Errorf("x: %w: %w", apology.ErrNotSaved, context.DeadlineExceeded), apology.NotSaved},
 		{"overloaded", wrap(apology.ErrOverloaded), apology.Overloaded},
 		{"rate limited", wrap(apology.ErrRateLimited), apology.RateLimited},
 		{"unavailable", wrap(apology.ErrUnavailable), apology.Unavailable},
