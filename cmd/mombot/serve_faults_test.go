@@ -402,14 +402,20 @@ type traffic struct {
 // each time to another replica (Meta's own schedule is slower).
 var redeliveries = []time.Duration{0, 1 * time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
 
-// send sends every sender's messages, each after the previous one was
-// acknowledged, and returns once they and their repeats are delivered.
+// send sends every sender's messages, each 1 to 3 s after the previous
+// one was acknowledged, and returns once they and their repeats are
+// delivered.
 func (tr *traffic) send() {
 	var wg, later sync.WaitGroup
 	for i := range tr.load.Senders {
 		wg.Go(func() {
 			rng := mrand.New(mrand.NewPCG(tr.load.Seed, uint64(i)))
 			for k := range tr.load.PerSender {
+				if k > 0 {
+					// A person's pause between messages, so that the
+					// traffic spans the fault.
+					time.Sleep(time.Second + time.Duration(rng.Int64N(int64(2*time.Second))))
+				}
 				key := tr.load.key(tr.run, i, k)
 				body := webhookPayload(inMessage{From: strings.TrimPrefix(tr.load.phone(i), "+"), ID: "wamid.faults." + key,
 					Text: "[k=" + key + "] hello", Time: time.Now()})
