@@ -47,7 +47,7 @@ func New() *Metrics {
 		}, []string{"result", "reason"}),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mombot_messages_total",
-			Help: "Messages by outcome (answered, skipped, failed) and, for skipped ones, the reason.",
+			Help: "Messages by what the person got: answered (reason not_saved when the answer says its turn was not saved), apologized (an apology instead of an answer), not_sent (the reply could not be sent), skipped (no reply needed, with the reason), refused (not kept, for Meta to deliver again).",
 		}, []string{"outcome", "reason"}),
 		replySeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "mombot_reply_duration_seconds",
@@ -90,8 +90,9 @@ func New() *Metrics {
 	// Series that exist from the start, so that a rate() has a zero to
 	// begin from.
 	m.webhooks.WithLabelValues("received", "")
-	m.messages.WithLabelValues("answered", "")
-	m.messages.WithLabelValues("failed", "")
+	for _, o := range []string{OutcomeAnswered, OutcomeApologized, OutcomeNotSent, OutcomeRefused} {
+		m.messages.WithLabelValues(o, "")
+	}
 	for _, k := range []string{TokensInput, TokensCacheWrite5m, TokensCacheWrite1h, TokensCacheRead, TokensOutput} {
 		m.tokens.WithLabelValues(k)
 	}
@@ -119,7 +120,7 @@ func (m *Metrics) Webhook(refused string) {
 
 // MessageSkipped implements whatsapp.Observer.
 func (m *Metrics) MessageSkipped(reason string) {
-	m.messages.WithLabelValues("skipped", reason).Inc()
+	m.messages.WithLabelValues(OutcomeSkipped, reason).Inc()
 }
 
 // SendAttempt implements whatsapp.Observer.
@@ -143,15 +144,38 @@ func (m *Metrics) ReplyNotSent(permanent bool) {
 	m.notSent.WithLabelValues("temporary").Inc()
 }
 
-// Replied records a reply the assistant took d to make: answered, or
-// failed (the sender got an apology) when err is not nil.
-func (m *Metrics) Replied(d time.Duration, err error) {
+// What a person got for a message, as mombot_messages_total's outcome.
+const (
+	// OutcomeAnswered: the answer was sent; with ReasonNotSaved, it said
+	// that its turn could not be saved.
+	OutcomeAnswered = "answered"
+	// OutcomeApologized: an apology was sent instead of an answer.
+	OutcomeApologized = "apologized"
+	// OutcomeNotSent: the reply could not be sent, for good.
+	OutcomeNotSent = "not_sent"
+	// OutcomeSkipped: no reply was needed (MessageSkipped's reasons).
+	OutcomeSkipped = "skipped"
+	// OutcomeRefused: the message was not kept and its delivery refused,
+	// for Meta to deliver it again (MessageRefused).
+	OutcomeRefused = "refused"
+	// ReasonNotSaved is the reason of an answer whose turn was not saved.
+	ReasonNotSaved = "not_saved"
+)
+
+// ReplyTime records a reply the assistant took d to make.
+func (m *Metrics) ReplyTime(d time.Duration) {
 	m.replySeconds.Observe(d.Seconds())
-	if err != nil {
-		m.messages.WithLabelValues("failed", "").Inc()
-		return
-	}
-	m.messages.WithLabelValues("answered", "").Inc()
+}
+
+// Message counts a message by what the person got: one of the Outcome
+// constants, and a reason.
+func (m *Metrics) Message(outcome, reason string) {
+	m.messages.WithLabelValues(outcome, reason).Inc()
+}
+
+// MessageRefused implements whatsapp.Observer.
+func (m *Metrics) MessageRefused() {
+	m.messages.WithLabelValues(OutcomeRefused, "").Inc()
 }
 
 // Inbox is what InboxDepth reads of a delivery.Inbox: Keys returns the

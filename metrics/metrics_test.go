@@ -172,14 +172,22 @@ func TestObserverAndReplies(t *testing.T) {
 	m.SendAttempt(false, true)
 	m.SendAttempt(true, false)
 	m.ReplyNotSent(true)
-	m.Replied(2*time.Second, nil)
-	m.Replied(time.Second, errors.New("api down"))
+	m.ReplyTime(2 * time.Second)
+	m.ReplyTime(time.Second)
+	m.Message(metrics.OutcomeAnswered, "")
+	m.Message(metrics.OutcomeAnswered, metrics.ReasonNotSaved)
+	m.Message(metrics.OutcomeApologized, "")
+	m.Message(metrics.OutcomeNotSent, "")
+	m.MessageRefused()
 	for _, c := range []struct{ name, labels string }{
 		{"mombot_webhooks_total", `reason="",result="received"`},
 		{"mombot_webhooks_total", `reason="bad_signature",result="refused"`},
 		{"mombot_messages_total", `outcome="skipped",reason="too_old"`},
 		{"mombot_messages_total", `outcome="answered",reason=""`},
-		{"mombot_messages_total", `outcome="failed",reason=""`},
+		{"mombot_messages_total", `outcome="answered",reason="not_saved"`},
+		{"mombot_messages_total", `outcome="apologized",reason=""`},
+		{"mombot_messages_total", `outcome="not_sent",reason=""`},
+		{"mombot_messages_total", `outcome="refused",reason=""`},
 		{"mombot_graph_send_attempts_total", `result="sent"`},
 		{"mombot_graph_send_attempts_total", `result="failed"`},
 		{"mombot_graph_replies_not_sent_total", `failure="permanent"`},

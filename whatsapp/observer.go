@@ -13,6 +13,9 @@ type Observer interface {
 	// MessageSkipped is called for a message that gets no reply; reason
 	// is one of the Skip constants.
 	MessageSkipped(reason string)
+	// MessageRefused is called for each message of a delivery refused
+	// because it could not be kept (503): Meta delivers it again.
+	MessageRefused()
 	// SendAttempt is called after each attempt to send one reply part to
 	// the Graph API: sent tells whether it was accepted, retry whether
 	// another attempt follows.
@@ -80,5 +83,6 @@ type nopObserver struct{}
 
 func (nopObserver) Webhook(string)         {}
 func (nopObserver) MessageSkipped(string)  {}
+func (nopObserver) MessageRefused()        {}
 func (nopObserver) SendAttempt(bool, bool) {}
 func (nopObserver) ReplyNotSent(bool)      {}

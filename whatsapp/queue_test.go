@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -246,5 +247,33 @@ func TestQueueFileFailureRefusesTheDelivery(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "the delivery is refused") {
 		t.Error("the refusal was not logged")
+	}
+}
+
+// refusals is a whatsapp.Observer that counts the messages refused.
+type refusals struct{ n atomic.Int32 }
+
+func (*refusals) Webhook(string)         {}
+func (*refusals) MessageSkipped(string)  {}
+func (r *refusals) MessageRefused()      { r.n.Add(1) }
+func (*refusals) SendAttempt(bool, bool) {}
+func (*refusals) ReplyNotSent(bool)      {}
+
+// TestSharedQueueDownRefuses: without MemoryFallback, a delivery the
+// shared Queue cannot take is refused (503) for Meta to deliver again,
+// each of its messages counted refused, and nothing is answered.
+func TestSharedQueueDownRefuses(t *testing.T) {
+	q := &memQueue{failing: true}
+	obs := &refusals{}
+	h := newHarness(t, func(c *setup) { c.Inbox, c.Observer = q, obs })
+	if code := h.post(text(sheenaWaID, "wamid.refused", "one")); code != http.StatusServiceUnavailable {
+		t.Errorf("delivery with the queue down: %d, want 503", code)
+	}
+	h.shutdown()
+	if n := obs.n.Load(); n != 1 {
+		t.Errorf("%d messages counted refused, want 1", n)
+	}
+	if got := h.bodies(); len(got) != 0 {
+		t.Errorf("replies %q to a refused delivery", got)
 	}
 }

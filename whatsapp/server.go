@@ -320,6 +320,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request) {
 				s.cfg.Observer.MessageSkipped(SkipDuplicate)
 			case err != nil:
 				refused = true
+				s.cfg.Observer.MessageRefused()
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/mombot/mombot/apology"
@@ -27,13 +28,36 @@ type handler interface {
 // pipeline hands over, the assistant answers it under the sender's lock,
 // and the Client sends the reply. The replies sent are remembered, by the
 // ids WhatsApp gave them, so that a later reply quoting one brings its
-// text.
+// text. Each message is counted in the metrics once its reply is sent,
+// or given up on, by what the person got.
 type answerer struct {
 	wa  *whatsapp.Client
 	a   handler
 	mem *conversation.Memory
 	log *slog.Logger
 	m   *metrics.Metrics // nil without --metrics-listen
+	// outcomes holds, by message id, what the reply in hand is
+	// (metrics.Outcome*, and a reason), from Answer until it is sent.
+	outcomes *sync.Map
+}
+
+// outcome is what a reply in hand gives the person.
+type outcome struct{ name, reason string }
+
+// replyOutcome says what a reply the assistant made with err gives the
+// person: the answer (saying that the turn is not saved when the save
+// alone failed), or an apology instead.
+func replyOutcome(err error) outcome {
+	switch {
+	case err == nil:
+		return outcome{metrics.OutcomeAnswered, ""}
+	case errors.Is(err, apology.ErrNotSaved) && !errors.Is(err, apology.ErrPartial) && !errors.Is(err, apology.ErrCutOff):
+		// Only the save failed: the answer goes with a note that says so
+		// (a cut-off or partial failure's save failing goes with an
+		// apology).
+		return outcome{metrics.OutcomeAnswered, metrics.ReasonNotSaved}
+	}
+	return outcome{metrics.OutcomeApologized, ""}
 }
 
 var _ delivery.Handler = answerer{}
@@ -44,11 +68,16 @@ var _ delivery.Handler = answerer{}
 // answering, which is logged with its stack, so that a message that always
 // panics does not come back for ever.
 func (r answerer) Answer(ctx, held context.Context, m delivery.Message) (parts []string, err error) {
+	o := outcome{metrics.OutcomeApologized, ""}
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("mombot: panic while answering a message; the sender gets an apology",
 				"id", m.ID, "from", phone.Mask(m.Key), "panic", p, "stack", string(debug.Stack()))
 			parts, err = whatsapp.Split(apology.Internal, whatsapp.MaxTextLength), nil
+			o = outcome{metrics.OutcomeApologized, ""}
+		}
+		if err == nil && r.outcomes != nil {
+			r.outcomes.Store(m.ID, o)
 		}
 	}()
 	in, err := r.wa.Inbound(ctx, m)
@@ -61,8 +90,9 @@ func (r answerer) Answer(ctx, held context.Context, m delivery.Message) (parts [
 	start := time.Now()
 	reply, err := r.a.HandleLocked(ctx, held, inbound(in))
 	if r.m != nil {
-		r.m.Replied(time.Since(start), err)
+		r.m.ReplyTime(time.Since(start))
 	}
+	o = replyOutcome(err)
 	return whatsapp.Split(reply.Text, whatsapp.MaxTextLength), nil
 }
 
@@ -79,9 +109,28 @@ func (r answerer) Send(ctx context.Context, m delivery.Message, parts []string) 
 		}
 	}
 	if whatsapp.Temporary(err) {
-		err = fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
+		// The rest is sent at a later pass: counted then.
+		return len(sent), fmt.Errorf("%w: %w", delivery.ErrTemporary, err)
 	}
+	r.count(m.ID, err)
 	return len(sent), err
+}
+
+// count counts message id in the metrics once its reply is sent, or
+// given up on (err not nil), by what the person got.
+func (r answerer) count(id string, err error) {
+	if r.outcomes == nil {
+		return
+	}
+	v, ok := r.outcomes.LoadAndDelete(id)
+	if !ok || r.m == nil {
+		return
+	}
+	o := v.(outcome)
+	if err != nil {
+		o = outcome{metrics.OutcomeNotSent, ""}
+	}
+	r.m.Message(o.name, o.reason)
 }
 
 // inbound is the assistant's view of a WhatsApp message.

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +21,7 @@ import (
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/delivery"
 	"github.com/mombot/mombot/internal/logtest"
+	"github.com/mombot/mombot/metrics"
 	"github.com/mombot/mombot/whatsapp"
 	"github.com/mombot/mombot/whatsapp/graphtest"
 )
@@ -58,6 +61,7 @@ type answerFixture struct {
 	logs  *logtest.Buffer
 	inbox string
 	srv   *whatsapp.Server
+	m     *metrics.Metrics
 }
 
 func newAnswerFixture(t *testing.T) *answerFixture {
@@ -68,7 +72,7 @@ func newAnswerFixture(t *testing.T) *answerFixture {
 	}
 	f := &answerFixture{
 		t: t, graph: graphtest.NewServer(t), a: &fakeAssistant{}, mem: mem, logs: &logtest.Buffer{},
-		inbox: filepath.Join(t.TempDir(), "whatsapp-inbox.json"),
+		inbox: filepath.Join(t.TempDir(), "whatsapp-inbox.json"), m: metrics.New(),
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -86,7 +90,7 @@ func (f *answerFixture) start() {
 	wa, err := whatsapp.NewClient(whatsapp.Config{
 		AccessToken: graphtest.Token, PhoneNumberID: graphtest.PhoneNumberID, AppSecret: e2eAppSecret,
 		BaseURL: f.graph.URL, InsecureTestEndpoints: true, APIVersion: graphtest.Version, RetryDelay: time.Millisecond,
-		Family: map[string]string{erin: "Erin", "+" + jasonWaID: "Jason"}, Logger: log,
+		Family: map[string]string{erin: "Erin", "+" + jasonWaID: "Jason"}, Logger: log, Observer: f.m,
 	})
 	if err != nil {
 		f.t.Fatal(err)
@@ -95,7 +99,7 @@ func (f *answerFixture) start() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	pipe := delivery.New(answerer{wa: wa, a: f.a, mem: f.mem, log: log}, &delivery.Options{Inbox: q, Logger: log})
+	pipe := delivery.New(answerer{wa: wa, a: f.a, mem: f.mem, log: log, m: f.m, outcomes: &sync.Map{}}, &delivery.Options{Inbox: q, Logger: log})
 	if f.srv, err = whatsapp.NewServer(wa, pipe, nil); err != nil {
 		f.t.Fatal(err)
 	}
@@ -214,6 +218,77 @@ func TestAnswererSendsWhatTheAssistantSays(t *testing.T) {
 		got, err := f.mem.Recall(context.Background(), erin, m.ID)
 		if err != nil || got.Text != want || got.Role != conversation.RoleAssistant {
 			t.Errorf("part %s sent but remembered as %+v, %v; want the text %q", m.ID, got, err, want)
+		}
+	}
+}
+
+// messagesTotal returns mombot_messages_total's value for outcome and
+// reason in m.
+func messagesTotal(t *testing.T, m *metrics.Metrics, outcome, reason string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "mombot_messages_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["outcome"] == outcome && labels["reason"] == reason {
+				return s.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestAnswererOutcomes: each message is counted once, when its reply is
+// sent or given up on, by what the person got: the answer, the answer
+// saying its turn was not saved, an apology instead, or nothing (the
+// Graph API refused the reply for good).
+func TestAnswererOutcomes(t *testing.T) {
+	f := newAnswerFixture(t)
+	f.a.answer = func(in assistant.Inbound) (assistant.Reply, error) {
+		switch in.Text {
+		case "unsaved":
+			err := fmt.Errorf("assistant: handle: %w: %w", apology.ErrNotSaved, errors.New("store down"))
+			return assistant.Reply{Text: "echo: unsaved\n\n" + apology.Message(err)}, err
+		case "overloaded", "cut short and unsaved":
+			err := fmt.Errorf("assistant: handle: %w", apology.ErrOverloaded)
+			if in.Text != "overloaded" {
+				err = errors.Join(fmt.Errorf("assistant: handle: %w", apology.ErrCutOff), fmt.Errorf("%w: store down", apology.ErrNotSaved))
+			}
+			return assistant.Reply{Text: apology.Message(err)}, err
+		}
+		return assistant.Reply{Text: "echo: " + in.Text}, nil
+	}
+	for i, text := range []string{"hello", "unsaved", "overloaded", "cut short and unsaved"} {
+		f.deliver(erinWaID, fmt.Sprintf("wamid.outcome.%d", i), text)
+		waitSent(t, f.graph, i+1, 10*time.Second)
+	}
+	f.graph.FailNextWith(1, graphtest.Failure{Status: http.StatusBadRequest, Code: 131026})
+	f.deliver(erinWaID, "wamid.outcome.refused", "hello again")
+	deadline := time.Now().Add(10 * time.Second)
+	for messagesTotal(t, f.m, metrics.OutcomeNotSent, "") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	f.shutdown()
+	for _, c := range []struct {
+		outcome, reason string
+		want            float64
+	}{
+		{metrics.OutcomeAnswered, "", 1},
+		{metrics.OutcomeAnswered, metrics.ReasonNotSaved, 1},
+		{metrics.OutcomeApologized, "", 2},
+		{metrics.OutcomeNotSent, "", 1},
+	} {
+		if got := messagesTotal(t, f.m, c.outcome, c.reason); got != c.want {
+			t.Errorf("mombot_messages_total{outcome=%q,reason=%q} = %v, want %v", c.outcome, c.reason, got, c.want)
 		}
 	}
 }
