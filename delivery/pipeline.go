@@ -270,7 +270,8 @@ func pick(batch []Message, indexes []int) []Message {
 // sender's queue is empty, or earlier when the Inbox fails, the sender's
 // lock is lost, or the lock is held by another replica (which answers the
 // sender's messages; Shutdown waits for such a lock ShutdownLockWait
-// only). What is left in a durable Inbox waits for the next start or
+// only); a drain whose reply is sent but not recorded (Done failing) keeps
+// trying until ctx ends. What is left in a durable Inbox waits for the next start or
 // another replica, and the number of senders with messages left is
 // logged. If ctx ends first, Shutdown cancels the handling still running,
 // waits for it to return, and returns an error wrapping ctx's. It also

@@ -259,8 +259,8 @@ func TestLockLostStopsTheDrain(t *testing.T) {
 }
 
 // TestQueueFailuresAreRetried: a Peek that fails is tried again; one that
-// keeps failing leaves the message queued for the next pass, which answers
-// it.
+// keeps failing leaves the message queued for a drain a little later, or
+// the next pass, which answers it.
 func TestQueueFailuresAreRetried(t *testing.T) {
 	t.Run("a few failures", func(t *testing.T) {
 		q := &memQueue{failPeeks: 2}
@@ -281,7 +281,7 @@ func TestQueueFailuresAreRetried(t *testing.T) {
 			c.ResumeEvery = 10 * time.Millisecond
 		})
 		h.post(text(sheenaWaID, "wamid.later", "hello"))
-		h.waitLog("wait for the next pass")
+		h.waitLog("wait for a drain a little later")
 		if n := h.graph.Attempts(); n != 0 {
 			t.Fatal("answered while the queue failed")
 		}

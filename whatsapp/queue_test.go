@@ -29,7 +29,7 @@ type memQueue struct {
 	failing   bool
 	failPeeks int
 	failAcks  bool
-	peeks     int
+	dones     int
 }
 
 var errQueueDown = errors.New("memQueue: down")
@@ -46,7 +46,6 @@ func (q *memQueue) Push(ctx context.Context, batch ...delivery.Message) ([]bool,
 func (q *memQueue) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.peeks++
 	if q.failing || q.failPeeks > 0 {
 		q.failPeeks--
 		return delivery.Message{}, false, errQueueDown
@@ -57,6 +56,7 @@ func (q *memQueue) Peek(ctx context.Context, key string) (delivery.Message, bool
 func (q *memQueue) Done(ctx context.Context, key, id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.dones++
 	if q.failing || q.failAcks {
 		return errQueueDown
 	}
@@ -84,11 +84,11 @@ func (q *memQueue) Erase(ctx context.Context, key string) (int, int, error) {
 // handled reports whether id is recorded as handled.
 func (q *memQueue) handled(id string) bool { return q.in.Handled(id) }
 
-// peeked returns the number of calls of Peek so far.
-func (q *memQueue) peeked() int {
+// doned returns the number of calls of Done so far.
+func (q *memQueue) doned() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.peeks
+	return q.dones
 }
 
 // set changes the queue's failures under its lock.
