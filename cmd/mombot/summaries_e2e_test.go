@@ -15,6 +15,7 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/internal/pgtest"
 	"github.com/mombot/mombot/usage"
 )
 
@@ -73,10 +74,10 @@ func summarizerPrompt(r anthropictest.Request) string {
 
 // TestSummariesE2E: running summaries and notes through mombot ask and
 // mombot chat, one process per message as a person would run them, on
-// the file, SQLite and Redis stores. Erin talks and writes a note; her
-// conversation expires; her next message (ask, or chat's first) folds the
-// turns with the summary model first, and its request shows the summary
-// after the notes. Jason's requests show the family's note, never Erin's
+// the file, SQLite, Redis and PostgreSQL stores. Erin talks and writes a
+// note; her conversation expires; her next message (ask, or chat's first)
+// folds the turns with the summary model first, and its request shows the
+// summary after the notes. Jason's requests show the family's note, never Erin's
 // summary. Once Jason forgets the note, no request holds its text, and
 // mombot usage prices the summarizer's calls at Haiku's prices.
 func TestSummariesE2E(t *testing.T) {
@@ -91,6 +92,7 @@ func TestSummariesE2E(t *testing.T) {
 		{"AskFile", "file", false},
 		{"AskSQLite", "sqlite", false},
 		{"AskRedis", "redis", false},
+		{"AskPostgres", "postgres", false},
 		{"ChatFile", "file", true},
 		{"ChatSQLite", "sqlite", true},
 	} {
@@ -104,6 +106,8 @@ func TestSummariesE2E(t *testing.T) {
 				f.store = "sqlite:" + filepath.Join(f.dir, "data", "mombot.db")
 			case "redis":
 				f.store = testRedisURL(t)
+			case "postgres":
+				f.store = withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
 			}
 			testSummariesE2E(t, f, tt.chat)
 		})
@@ -254,11 +258,11 @@ func (f *askFixture) mombotIn(stdin string, args ...string) (stdout, stderr stri
 	return out.String(), errOut.String(), err
 }
 
-// TestServeFoldsSummaries: mombot serve, on the file, SQLite and Redis
-// stores. Erin writes a note in a message; after her conversation has
-// expired, the sweep of the next serve process folds it with the summary
-// model, off the reply's path, and her next message's request shows the
-// summary without a call of its own to the summarizer. Jason's request
+// TestServeFoldsSummaries: mombot serve, on the file, SQLite, Redis and
+// PostgreSQL stores. Erin writes a note in a message; after her
+// conversation has expired, the sweep of the next serve process folds it
+// with the summary model, off the reply's path, and her next message's
+// request shows the summary without a call of its own to the summarizer. Jason's request
 // shows the note and not her summary.
 func TestServeFoldsSummaries(t *testing.T) {
 	if testing.Short() {
@@ -268,6 +272,9 @@ func TestServeFoldsSummaries(t *testing.T) {
 		"file":   func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") },
 		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "mombot.db") },
 		"redis":  testRedisURL,
+		"postgres": func(t *testing.T) string {
+			return withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
+		},
 	}
 	for name, newStore := range stores {
 		t.Run(name, func(t *testing.T) {
