@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mombot/mombot/conversation"
+	"github.com/mombot/mombot/usage"
 	"github.com/mombot/mombot/web"
 )
 
@@ -77,5 +78,25 @@ func TestUsageEmpty(t *testing.T) {
 	page := newFixture(t, nil).browser().get("/usage").body
 	if !strings.Contains(page, "No usage in these days.") || strings.Contains(page, `class="bar"`) {
 		t.Errorf("the usage page without usage:\n%s", page)
+	}
+}
+
+// TestUsageSummarizerPrices: the running summaries' part of a day is
+// priced at SummaryPrices, the rest at Prices.
+func TestUsageSummarizerPrices(t *testing.T) {
+	now := time.Date(2026, 3, 10, 15, 0, 0, 0, time.UTC)
+	f := newFixture(t, func(o *web.Options) {
+		o.Now = func() time.Time { return now }
+		o.SummaryPrices = &usage.HaikuPrices
+	})
+	// Erin: 500,000 input tokens of the main model ($2 a million: $1)
+	// and 1,000,000 of the summarizer's ($1 a million at Haiku's prices:
+	// $1; $2 at the main model's).
+	u := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1_500_000, Summarizer: conversation.Tokens{Calls: 1, InputTokens: 1_000_000}}
+	if err := f.mem.AddUsage(t.Context(), erinPhone, now, u); err != nil {
+		t.Fatal(err)
+	}
+	if page := f.browser().get("/usage").body; !strings.Contains(page, "Erin: $2.000") {
+		t.Errorf("the usage page does not price Erin's day at $2.000:\n%s", page)
 	}
 }
