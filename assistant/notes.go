@@ -134,6 +134,17 @@ func (t *turn) startMemory(ctx context.Context, c conversation.Conversation, loa
 		}
 	}
 	s.Summary = a.sessionSummary(ctx, t.in.From, t.log)
+	if summary && len(s.Notes) > 0 {
+		// The fold may have taken seconds: a note forgotten meanwhile is
+		// not shown. The notes are taken before the fold, so that the
+		// save's own re-check knows every note the summary may hold.
+		if now, err := a.mem.RecheckShown(ctx, s); err != nil {
+			t.log.Warn("assistant: reading the family's notes again; answering without memory", "err", err)
+			s = conversation.Shown{Family: family}
+		} else {
+			s = now
+		}
+	}
 	t.shown = &s
 }
 

@@ -164,3 +164,61 @@ func TestSummaryShownWithoutNotes(t *testing.T) {
 		t.Errorf("the fake API rejected: %v", rej)
 	}
 }
+
+// TestForgetDuringSessionFold: Jason forgets a family note while Erin's
+// first message of a session is folding her summary; her requests show
+// neither the note nor the summary's line holding it.
+func TestForgetDuringSessionFold(t *testing.T) {
+	clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
+	srv := anthropictest.NewServer(t)
+	srv.SetNow(clock.Now)
+	mem, err := conversation.New(memstore.New(), &conversation.Options{Now: clock.Now,
+		Summarize: func(p string) bool { return p == erin || p == jason }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now,
+		Family: map[string]assistant.Person{erin: {Name: "Erin"}, jason: {Name: "Jason"}},
+		Notes:  &assistant.NotesOptions{}, Summaries: &assistant.SummarizerOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const note = "Emma is allergic to peanuts"
+	fam := notesFamily()
+	if _, _, err := mem.AddNote(ctx, fam, erin, conversation.NewNote{Text: note, Scope: "family"}); err != nil {
+		t.Fatal(err)
+	}
+	srv.Enqueue(anthropictest.Text("Pizza on Sunday at 6, noted."))
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "we decided: pizza on Sunday at 6"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(conversation.DefaultTimeout + time.Second)
+	// The summarizer restates the note it is shown, and Jason forgets it
+	// while it writes.
+	srv.Route(assistant.DefaultSummaryModel, func(anthropictest.Request) anthropictest.Response {
+		if _, err := mem.ForgetNote(ctx, fam, jason, 1); err != nil {
+			t.Error(err)
+		}
+		return anthropictest.Text("- " + note + "\n- Pizza on Sunday at 6pm.")
+	})
+	srv.Enqueue(anthropictest.Text("Pizza, at 6."))
+	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "what did we decide for Sunday?"}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	last := reqs[len(reqs)-1]
+	if last.Params.Model == assistant.DefaultSummaryModel || !strings.Contains(string(last.Params.System), "Pizza on Sunday at 6pm.") {
+		t.Fatalf("the last request is not Erin's reply with her summary:\n%s", last.Params.System)
+	}
+	if strings.Contains(strings.ToLower(string(last.Body)), "peanuts") {
+		t.Errorf("Erin's request after the forget holds the note's text:\n%s", last.Params.System)
+	}
+	c, err := mem.Load(ctx, erin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := c.Shown(); len(s.Notes) != 0 || strings.Contains(s.Summary, "peanuts") {
+		t.Errorf("Erin's session stores %+v", s)
+	}
+}

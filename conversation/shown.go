@@ -175,20 +175,17 @@ func (m *Memory) SaveShown(ctx context.Context, phone string, turn Turn, shown S
 	return nil
 }
 
-// recheckShown removes the notes of shown that are gone now from phone's
-// stored session memory; of those forgotten, their text also from the
-// summary it shows and from its turns, as [Memory.ForgetNote] does.
-func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) error {
+// goneShown returns the ids of the notes of shown that are gone now
+// (forgotten, replaced, erased), and of those the forgotten ones, whose
+// text goes everywhere.
+func (m *Memory) goneShown(ctx context.Context, shown Shown) (ids []int, forgotten []noteJSON, err error) {
 	if len(shown.Notes) == 0 || CheckFamilyID(shown.Family) != nil {
-		return nil
+		return nil, nil, nil
 	}
 	f, err := m.notes(ctx, shown.Family)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	var ids []int
-	var forgotten []noteJSON
-	var texts []string
 	for _, sn := range shown.Notes {
 		i := f.find(sn.ID)
 		if i >= 0 && f.Notes[i].live() && f.Notes[i].Text == sn.Text {
@@ -197,12 +194,43 @@ func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) er
 		ids = append(ids, sn.ID)
 		if i < 0 || f.Notes[i].Gone == goneForgotten {
 			forgotten = append(forgotten, noteJSON{ID: sn.ID, Text: sn.Text})
-			texts = append(texts, sn.Text)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
+	return ids, forgotten, nil
+}
+
+func noteTexts(notes []noteJSON) []string {
+	texts := make([]string, len(notes))
+	for i, n := range notes {
+		texts[i] = n.Text
 	}
+	return texts
+}
+
+// RecheckShown returns shown, taken at a session's start, as it stands
+// now: without the notes gone since, and without the lines of its summary
+// that hold a forgotten one's text. The session's first message calls it
+// once the summary is folded, which may take seconds, so that its
+// requests show what a forget meanwhile left.
+func (m *Memory) RecheckShown(ctx context.Context, shown Shown) (Shown, error) {
+	ids, forgotten, err := m.goneShown(ctx, shown)
+	if err != nil || len(ids) == 0 {
+		return shown, err
+	}
+	shown.Notes = slices.DeleteFunc(slices.Clone(shown.Notes), func(sn ShownNote) bool { return slices.Contains(ids, sn.ID) })
+	shown.Summary = dropLines(shown.Summary, noteTexts(forgotten))
+	return shown, nil
+}
+
+// recheckShown removes the notes of shown that are gone now from phone's
+// stored session memory; of those forgotten, their text also from the
+// summary it shows and from its turns, as [Memory.ForgetNote] does.
+func (m *Memory) recheckShown(ctx context.Context, phone string, shown Shown) error {
+	ids, forgotten, err := m.goneShown(ctx, shown)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	texts := noteTexts(forgotten)
 	scrub := false
 	err = m.rewrite(ctx, phone, func(c *Conversation) bool {
 		changed := dropShown(c, shown.Family, ids)
