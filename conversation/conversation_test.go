@@ -537,3 +537,40 @@ func TestParsePolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryIsACopy: what History and Current return shares no memory
+// with what the memory keeps, so a caller that changes it in place
+// changes nothing for the next call.
+func TestHistoryIsACopy(t *testing.T) {
+	mem, _ := conversation.New(memstore.New(), nil)
+	for _, text := range []string{"one", "two"} {
+		if err := mem.SaveTurn(ctx, "+1", []conversation.Message{conversation.UserText(text), msg("assistant", `[{"type":"text","text":"ok"}]`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := mem.History(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := json.Marshal(want)
+	h, _ := mem.History(ctx, "+1")
+	for _, m := range h {
+		clear(m.Content)
+		m.Role = "x"
+	}
+	_ = append(h[0].Content[:0], "changed"...)
+	c, _ := mem.Current(ctx, "+1")
+	for _, turn := range c.Turns {
+		for i := range turn.Messages {
+			clear(turn.Messages[i].Content)
+			turn.Messages[i] = conversation.UserText("changed")
+		}
+	}
+	got, err := mem.History(ctx, "+1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotJSON, _ := json.Marshal(got); string(gotJSON) != string(wantJSON) {
+		t.Fatalf("after changing what History and Current returned: %s\nwant %s", gotJSON, wantJSON)
+	}
+}

@@ -20,8 +20,10 @@ type readCache struct {
 
 // get returns a copy of phone's conversation at version, if cached.
 func (r *readCache) get(phone string, version int64) (Conversation, bool) {
-	c, ok := r.latest(phone)
-	if !ok || c.Version != version {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.convs[phone]
+	if !ok || c.Version == 0 || c.Version != version {
 		return Conversation{}, false
 	}
 	return c.clone(), true

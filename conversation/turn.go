@@ -173,11 +173,28 @@ func expired(lastActive, now time.Time, timeout time.Duration) bool {
 	return lastActive.IsZero() || now.Sub(lastActive) > timeout
 }
 
-// clone returns a deep copy of c.
+// clone returns a deep copy of c. The copies of its messages, and of
+// their content, are each one allocation, which makes most of the time a
+// History call takes when the conversation is cached.
 func (c Conversation) clone() Conversation {
 	out := c.shallowClone()
+	nMsgs, nBytes := 0, 0
+	for _, t := range c.Turns {
+		nMsgs += len(t.Messages)
+		for _, m := range t.Messages {
+			nBytes += len(m.Content)
+		}
+	}
+	msgs := make([]Message, 0, nMsgs)
+	content := make([]byte, 0, nBytes)
 	for i, t := range c.Turns {
-		out.Turns[i] = t.Clone()
+		first := len(msgs)
+		for _, m := range t.Messages {
+			start := len(content)
+			content = append(content, m.Content...)
+			msgs = append(msgs, Message{Role: m.Role, Content: content[start:len(content):len(content)], Extra: cloneExtra(m.Extra)})
+		}
+		out.Turns[i] = Turn{Messages: msgs[first:len(msgs):len(msgs)], Extra: cloneExtra(t.Extra), checked: t.checked}
 	}
 	return out
 }
