@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,6 +30,7 @@ func runSummaries(t *testing.T, newStorage NewStorage) {
 		{"SummariesFoldFailureKeepsTurns", testSummariesFoldFailure},
 		{"SummariesConcurrentFolds", testSummariesConcurrent},
 		{"SummariesForget", testSummariesForget},
+		{"SummariesDropReplacedNote", testSummariesDropReplaced},
 		{"SummariesKeep", testSummariesKeep},
 		{"SummariesErase", testSummariesErase},
 	}
@@ -49,6 +51,9 @@ type Echo struct {
 	mu    sync.Mutex
 	Calls int
 	Err   error
+	// Family, if set, is the notes' family the summaries are said to be
+	// made with (conversation.SummaryOutput.Family).
+	Family string
 }
 
 // Summarize implements conversation.Summarizer.
@@ -69,7 +74,7 @@ func (s *Echo) Summarize(ctx context.Context, in conversation.SummaryInput) (con
 			lines = append(lines, "- "+t.Messages[0].Text())
 		}
 	}
-	return conversation.SummaryOutput{Text: strings.Join(lines, "\n"), Usage: conversation.Usage{Calls: 1, InputTokens: 100, OutputTokens: 20}}, nil
+	return conversation.SummaryOutput{Text: strings.Join(lines, "\n"), Family: s.Family, Usage: conversation.Usage{Calls: 1, InputTokens: 100, OutputTokens: 20}}, nil
 }
 
 func (e *env) summary(phone string) conversation.RunningSummary {
@@ -288,6 +293,46 @@ func testSummariesForget(t *testing.T, e *env) {
 		t.Errorf("the session under way lost its turn: %d turns", len(c.Turns))
 	} else if got, _ := c.Shown(); got.Summary != "" {
 		t.Errorf("the session still shows the summary %q", got.Summary)
+	}
+}
+
+// testSummariesDropReplaced: a summarizer that restates a replaced note,
+// from the turn that wrote it, does not bring its text back: the line is
+// dropped before the summary is stored, so no stored summary holds it.
+func testSummariesDropReplaced(t *testing.T, e *env) {
+	fam := family()
+	const old = "Emma is allergic to tree nuts"
+	if _, _, err := e.mem.AddNote(ctx(), fam, erin, conversation.NewNote{Text: old, Scope: "family", ToolUseID: "toolu_sumr1"}); err != nil {
+		t.Fatal(err)
+	}
+	e.save(erin, rememberTurn("remember: "+old, "toolu_sumr1", old)...)
+	if _, _, err := e.mem.AddNote(ctx(), fam, erin, conversation.NewNote{Text: "Emma is allergic to peanuts", Scope: "family", Replaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	e.save(erin, TextTurn("pizza on sunday", "ok")...)
+	e.clock.Advance(conversation.DefaultTimeout + time.Second)
+	e.history(erin)
+	s, err := e.mem.FoldSummary(ctx(), erin, &Echo{Family: fam.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Text != "- pizza on sunday" {
+		t.Errorf("the summary is %q, want the pizza line alone", s.Text)
+	}
+	recs, err := e.store.List(ctx(), conversation.Summaries, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		var f struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(r.Data, &f); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToLower(f.Text), "tree nuts") {
+			t.Errorf("the stored summary of %s holds the replaced note's text: %q", r.Key, f.Text)
+		}
 	}
 }
 
