@@ -7,6 +7,7 @@ package main
 // reaches the postmaster and its backends together.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -67,7 +69,8 @@ func startGroup(t testing.TB, name string, cmd *exec.Cmd, logFile string) *group
 	return g
 }
 
-// signal signals the process group.
+// signal signals the process group and every descendant of its leader:
+// PostgreSQL's backends make process groups of their own.
 func (g *groupProc) signal(sig syscall.Signal) {
 	if g == nil {
 		return
@@ -75,6 +78,44 @@ func (g *groupProc) signal(sig syscall.Signal) {
 	if err := syscall.Kill(-g.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		g.t.Errorf("%s: signal %v: %v", g.name, sig, err)
 	}
+	for _, pid := range descendants(g.cmd.Process.Pid) {
+		syscall.Kill(pid, sig) // one that exited meanwhile is gone already
+	}
+}
+
+// descendants returns the processes descending from pid, parents before
+// their children, as /proc shows them now.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid ...", where comm may hold anything.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(stat[i+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		if parent, err := strconv.Atoi(fields[1]); err == nil {
+			children[parent] = append(children[parent], child)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // kill kills the process group and waits for its leader.
