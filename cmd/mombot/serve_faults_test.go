@@ -42,11 +42,15 @@ type faultConfig struct {
 	Replicas, Senders, Messages int
 	Stores, Faults              []string
 	Seed                        uint64
+	// parallel runs the runs at once: the small size's, whose figures
+	// are not reported.
+	parallel bool
 }
 
-// faultConfigFromEnv reads the size of the runs: MOMBOT_FAULTS=small is
-// 3 replicas, 30 senders x 4 messages, every fault on both stores;
-// MOMBOT_FAULTS=1 is the full one (100 senders x 8); and
+// faultConfigFromEnv reads the size of the runs: by default a small one,
+// 3 replicas, 30 senders x 4 messages, every fault on both stores, the
+// runs at once; MOMBOT_FAULTS=1 is the full one (100 senders x 8), one
+// run at a time; and
 // MOMBOT_FAULTS_REPLICAS, _SENDERS, _MESSAGES, _STORES (redis,postgres),
 // _FAULTS (none,replica-kill,store-kill,store-hang) and _SEED set each
 // part.
@@ -58,6 +62,8 @@ func faultConfigFromEnv(t *testing.T) faultConfig {
 		Seed:   uint64(time.Now().UnixNano())}
 	if os.Getenv("MOMBOT_FAULTS") == "1" {
 		c.Senders, c.Messages = 100, 8
+	} else {
+		c.parallel = true
 	}
 	num := func(name string, v *int) {
 		if s := os.Getenv(name); s != "" {
@@ -99,32 +105,46 @@ func faultConfigFromEnv(t *testing.T) faultConfig {
 // sender's replies in the order their messages were acknowledged, and
 // each turn answered saved (or the person told). The only duplicates
 // allowed are those of the send-then-crash window: at most one per
-// replica killed. It logs a report of each run; MOMBOT_FAULTS_REPORT
+// replica killed. It runs a small size by default, a larger one with
+// MOMBOT_FAULTS (see faultConfigFromEnv), and skips with -short; it skips
+// without redis-server or PostgreSQL's binaries, except under CI
+// (MOMBOT_CI=1), where it fails. It logs a report of each run; MOMBOT_FAULTS_REPORT
 // names a file to append its rows to as well, and MOMBOT_FAULTS_LOGS a
 // folder to write each replica's log to.
 func TestFaults(t *testing.T) {
-	if os.Getenv("MOMBOT_FAULTS") == "" {
-		t.Skip("MOMBOT_FAULTS is not set: set it to 1 for the full fault test, or to small for 30 senders x 4 (docs/development.md)")
+	if testing.Short() {
+		t.Skip("the fault test takes minutes: not with -short")
 	}
 	c := faultConfigFromEnv(t)
 	t.Logf("%d replicas, %d senders x %d messages, seed %d", c.Replicas, c.Senders, c.Messages, c.Seed)
+	var wg sync.WaitGroup
 	for _, store := range c.Stores {
 		for _, fault := range c.Faults {
-			t.Run(store+"/"+fault, func(t *testing.T) {
-				r := runFaults(t, c, store, fault)
-				t.Log("\n" + faultHeader + "\n" + r.row())
-				if path := os.Getenv("MOMBOT_FAULTS_REPORT"); path != "" {
-					f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-					if err != nil {
-						t.Fatal(err)
+			run := func() {
+				t.Run(store+"/"+fault, func(t *testing.T) {
+					r := runFaults(t, c, store, fault)
+					t.Log("\n" + faultHeader + "\n" + r.row())
+					if path := os.Getenv("MOMBOT_FAULTS_REPORT"); path != "" {
+						f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+						if err != nil {
+							t.Fatal(err)
+						}
+						fmt.Fprintln(f, r.row())
+						f.Close()
 					}
-					fmt.Fprintln(f, r.row())
-					f.Close()
-				}
-				r.check(t)
-			})
+					r.check(t)
+				})
+			}
+			if c.parallel {
+				// All at once, whatever -parallel says: the runs mostly
+				// wait on the stand-in model and their senders' pauses.
+				wg.Go(run)
+			} else {
+				run()
+			}
 		}
 	}
+	wg.Wait()
 }
 
 // runFaults runs the load of c on store with fault injected midway.
@@ -645,8 +665,8 @@ func percentiles(ds []time.Duration) [3]time.Duration {
 	return p
 }
 
-const faultHeader = "| store | fault | acked | missing | duplicates (crash window) | out of order | lost turns (told not saved) | ack p50/p95/p99 | reply p50/p95/p99 | refused deliveries | peak RSS | inbox senders peak | run |\n" +
-	"|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+const faultHeader = "| store | fault | acked | missing | duplicates (crash window) | out of order | lost turns (told not saved) | turns stored twice | ack p50/p95/p99 | reply p50/p95/p99 | refused deliveries | peak RSS | inbox senders peak | run |\n" +
+	"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 // row is the report as a row of faultHeader's table.
 func (r *faultReport) row() string {
@@ -663,9 +683,9 @@ func (r *faultReport) row() string {
 	}) {
 		peaks = append(peaks, fmt.Sprintf("%s %d", name, r.inboxPeak[name]))
 	}
-	return fmt.Sprintf("| %s | %s | %d of %d | %d | %d (%d) | %d | %d (%d) | %s | %s | %d of %d | %s | %s | %s |",
+	return fmt.Sprintf("| %s | %s | %d of %d | %d | %d (%d) | %d | %d (%d) | %d | %s | %s | %d of %d | %s | %s | %s |",
 		r.store, r.fault, r.acked, r.config.Senders*r.config.Messages, len(r.missing), r.duplicates, r.crashWindow,
-		r.outOfOrder, len(r.lostTurns), r.toldNotSaved, ms(r.ackP), ms(r.replyP), r.refused, r.deliveries,
+		r.outOfOrder, len(r.lostTurns), r.toldNotSaved, r.storedTwice, ms(r.ackP), ms(r.replyP), r.refused, r.deliveries,
 		strings.Join(r.rss, ", "), strings.Join(peaks, ", "), r.elapsed.Round(time.Second))
 }
 
@@ -687,8 +707,11 @@ func (r *faultReport) check(t *testing.T) {
 	if len(r.lostTurns) > 0 {
 		t.Errorf("%d turns answered but not saved, the person not told: %q", len(r.lostTurns), first(r.lostTurns, 10))
 	}
-	if r.storedTwice > 0 {
-		t.Errorf("%d turns stored twice", r.storedTwice)
+	// A replica killed between saving a turn and sending its reply leaves
+	// the message queued: the next holder answers it anew and saves the
+	// turn again; the person gets one reply.
+	if r.storedTwice > len(r.kills) {
+		t.Errorf("%d turns stored twice (allowed: one a replica kill, %d kills)", r.storedTwice, len(r.kills))
 	}
 	for name, n := range r.inboxPeak {
 		if n == 0 && r.config.Senders > 1 {

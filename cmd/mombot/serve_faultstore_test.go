@@ -131,6 +131,16 @@ func (g *groupProc) kill() {
 	}
 }
 
+// skipOrFailInCI skips the test saying why, or fails it under CI
+// (MOMBOT_CI=1), where the fault test must run.
+func skipOrFailInCI(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("MOMBOT_CI") == "1" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+}
+
 // freePort returns a loopback port nothing listens on now.
 func freePort(t testing.TB) int {
 	t.Helper()
@@ -154,7 +164,7 @@ type faultRedis struct {
 func newFaultRedis(t testing.TB) *faultRedis {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
-		t.Skip("redis-server is not on PATH: the fault test needs a Redis of its own to kill")
+		skipOrFailInCI(t, "redis-server is not on PATH: the fault test needs a Redis of its own to kill")
 	}
 	r := &faultRedis{t: t, port: freePort(t), dir: t.TempDir()}
 	r.start()
@@ -226,7 +236,7 @@ func newFaultPostgres(t testing.TB) *faultPostgres {
 	p := &faultPostgres{t: t, port: freePort(t), asPostgres: os.Geteuid() == 0}
 	p.bin = postgresBin()
 	if p.bin == "" {
-		t.Skip("initdb and postgres are not installed (on PATH or in /usr/lib/postgresql/*/bin): the fault test needs a PostgreSQL of its own to kill")
+		skipOrFailInCI(t, "initdb and postgres are not installed (on PATH or in /usr/lib/postgresql/*/bin): the fault test needs a PostgreSQL of its own to kill")
 	}
 	// t.TempDir is private to root; the postgres user must own the data.
 	dir, err := os.MkdirTemp("", "mombot-faults-pg-")
@@ -244,7 +254,7 @@ func newFaultPostgres(t testing.TB) *faultPostgres {
 	if p.asPostgres {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Skip("running as root without a postgres user to run PostgreSQL as")
+			skipOrFailInCI(t, "running as root without a postgres user to run PostgreSQL as")
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
