@@ -17,8 +17,9 @@ const historyUsage = `Usage:
   mombot history list [--full]           phones with last activity, turns and state
   mombot history show [--json] PHONE     a readable transcript, or (--json) the messages exactly as sent to Claude
   mombot history clear PHONE             forget a person's conversation (their usage stays: mombot usage)
-  mombot history migrate --from URL --to URL [--force]
+  mombot history migrate --from URL --to URL [--force] [--inbox]
                                          copy every live conversation to another store
+                                         (mombot help history migrate: its flags)
 
 Flags (anywhere on the line):`
 

@@ -16,7 +16,7 @@ import (
 const migrateUsage = `Usage: mombot history migrate --from URL --to URL [--force] [--inbox]
 
 Copies every live conversation from one store to another, with the usage
-ledger, the recent messages and the notes, and merges the family's lists
+ledger, the recent messages, the notes and the summaries, and merges the family's lists
 into the target's; the source is only read. With --inbox, the WhatsApp
 messages queued in the source's inbox and not yet answered move to the
 target's: stop serve on the source first. Flags:`

@@ -21,10 +21,11 @@ What the assistant's API calls cost, per person and in total: messages, API
 calls, input, cache-write (5-minute, 1-hour), cache-read and output tokens,
 the share of the prompts read from the cache, and an estimated cost from the
 prices in mombot.json ("prices", US dollars per million tokens; default: the
-list prices of ` + usage.DefaultPricesModel + `). The usage ledger outlives the
-conversations: history clear and expiry do not erase it; days older than
-retention.usage (default 395d) are the family's totals, the row *. Days are
-UTC days.
+list prices of ` + usage.DefaultPricesModel + `). The running summaries' calls are
+priced apart, at the list prices of memory.summary_model (default
+` + assistant.DefaultSummaryModel + `). The usage ledger outlives the conversations:
+history clear and expiry do not erase it; days older than retention.usage
+(default 395d) are the family's totals, the row *. Days are UTC days.
 
 Flags (anywhere on the line):`
 
