@@ -114,49 +114,54 @@ func sharedInbox(from, to string) bool {
 // inboxSenders returns how many senders have messages waiting in the inbox
 // serve keeps with the store at storeURL.
 func inboxSenders(ctx context.Context, e *env, storeURL string) (int, error) {
-	snd, err := openSenders(ctx, storeURL, e.log)
-	if err != nil {
-		return 0, err
-	}
-	defer snd.close()
-	in, err := snd.existingInbox(ctx, e.log)
-	if err != nil || in == nil {
-		return 0, err
-	}
-	if c, ok := in.(io.Closer); ok {
-		defer c.Close()
-	}
-	keys, err := in.Keys(ctx)
-	return len(keys), err
+	n := 0
+	err := withExistingInbox(ctx, e, storeURL, func(_ *senders, in delivery.Inbox) error {
+		keys, err := in.Keys(ctx)
+		n = len(keys)
+		return err
+	})
+	return n, err
 }
 
 // migrateInbox moves the messages waiting in the inbox serve keeps with the
 // store at from to the one it keeps with the store at to, under the
 // source's sender locks, and returns how many it moved.
 func migrateInbox(ctx context.Context, e *env, from, to string) (int, error) {
-	src, err := openSenders(ctx, from, e.log)
+	moved := 0
+	err := withExistingInbox(ctx, e, from, func(src *senders, in delivery.Inbox) error {
+		dst, err := openSenders(ctx, to, e.log)
+		if err != nil {
+			return err
+		}
+		defer dst.close()
+		out, err := dst.inbox(ctx, 0, e.log)
+		if err != nil {
+			return err
+		}
+		if c, ok := out.(io.Closer); ok {
+			defer c.Close()
+		}
+		moved, err = delivery.Move(ctx, in, out, src.locker)
+		return err
+	})
+	return moved, err
+}
+
+// withExistingInbox calls f with the inbox serve keeps with the store at
+// storeURL, and its senders, then closes them; it calls nothing when serve
+// never kept one beside a file: or sqlite: store.
+func withExistingInbox(ctx context.Context, e *env, storeURL string, f func(*senders, delivery.Inbox) error) error {
+	snd, err := openSenders(ctx, storeURL, e.log)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	defer src.close()
-	in, err := src.existingInbox(ctx, e.log)
+	defer snd.close()
+	in, err := snd.existingInbox(ctx, e.log)
 	if err != nil || in == nil {
-		return 0, err
+		return err
 	}
 	if c, ok := in.(io.Closer); ok {
 		defer c.Close()
 	}
-	dst, err := openSenders(ctx, to, e.log)
-	if err != nil {
-		return 0, err
-	}
-	defer dst.close()
-	out, err := dst.inbox(ctx, 0, e.log)
-	if err != nil {
-		return 0, err
-	}
-	if c, ok := out.(io.Closer); ok {
-		defer c.Close()
-	}
-	return delivery.Move(ctx, in, out, src.locker)
+	return f(snd, in)
 }
