@@ -144,6 +144,16 @@ type Pricing struct {
 	Main, Summary Prices
 }
 
+// NewPricing returns the pricing of the main model's calls at main and of
+// the summarizer's at summary, or at main when summary is nil.
+func NewPricing(main Prices, summary *Prices) Pricing {
+	p := Pricing{Main: main, Summary: main}
+	if summary != nil {
+		p.Summary = *summary
+	}
+	return p
+}
+
 // Cost returns the estimated cost of u, in US dollars: its main model's
 // tokens at p.Main and its summarizer's at p.Summary.
 func (p Pricing) Cost(u conversation.Usage) float64 {

@@ -72,11 +72,7 @@ func (r *Report) Add(days []conversation.DailyUsage, names map[string]string) {
 
 // pricing returns what the report prices each model's calls at.
 func (r *Report) pricing() Pricing {
-	p := Pricing{Main: r.Prices, Summary: r.Prices}
-	if r.SummaryPrices != nil {
-		p.Summary = *r.SummaryPrices
-	}
-	return p
+	return NewPricing(r.Prices, r.SummaryPrices)
 }
 
 func (r *Report) phone(number string) string {

@@ -134,9 +134,19 @@ func TestReportPricesEachModel(t *testing.T) {
 	// Without summary prices, everything is at the main model's.
 	r.SummaryPrices = nil
 	out.Reset()
-	r.WriteJSON(&out)
-	json.Unmarshal([]byte(out.String()), &j)
-	if math.Abs(j.Total.Cost-DefaultPrices.Cost(entry)) > 1e-12 {
-		t.Errorf("without summary prices the cost is %v, want %v", j.Total.Cost, DefaultPrices.Cost(entry))
+	if err := r.WriteJSON(&out); err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Total struct {
+			Cost float64 `json:"estimated_cost_usd"`
+		}
+		SummaryPrices *Prices `json:"summary_prices_per_million_tokens"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &k); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(k.Total.Cost-DefaultPrices.Cost(entry)) > 1e-12 || k.SummaryPrices != nil {
+		t.Errorf("without summary prices the cost is %v and the summary prices %v, want %v and none", k.Total.Cost, k.SummaryPrices, DefaultPrices.Cost(entry))
 	}
 }

@@ -74,11 +74,7 @@ func (s *Server) usageOf(ctx context.Context, p *person) (*personUsage, error) {
 // cost returns the estimated cost of u: the main model's calls at
 // Prices, the summarizer's at SummaryPrices.
 func (s *Server) cost(u conversation.Usage) float64 {
-	p := usage.Pricing{Main: s.o.Prices, Summary: s.o.Prices}
-	if s.o.SummaryPrices != nil {
-		p.Summary = *s.o.SummaryPrices
-	}
-	return p.Cost(u)
+	return usage.NewPricing(s.o.Prices, s.o.SummaryPrices).Cost(u)
 }
 
 // usageData is the usage page's own data.
