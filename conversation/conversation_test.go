@@ -574,3 +574,33 @@ func TestHistoryIsACopy(t *testing.T) {
 		t.Fatalf("after changing what History and Current returned: %s\nwant %s", gotJSON, wantJSON)
 	}
 }
+
+// TestSaveCopiesTheTurn: Save keeps no memory of the turn it is given, so
+// a caller that reuses its buffers changes nothing that is remembered.
+func TestSaveCopiesTheTurn(t *testing.T) {
+	mem, _ := conversation.New(memstore.New(), nil)
+	turn := conversation.Turn{
+		Messages: []conversation.Message{conversation.UserText("hi"), {Role: "assistant", Content: json.RawMessage(`[{"type":"text","text":"hello"}]`), Extra: map[string]json.RawMessage{"k": json.RawMessage(`"v"`)}}},
+		Extra:    map[string]json.RawMessage{"usage": json.RawMessage(`{"in":1}`)},
+	}
+	if err := mem.Save(ctx, "+1", turn); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := mem.Current(ctx, "+1")
+	want, _ := before.Turns[0].MarshalJSON()
+	for _, m := range turn.Messages {
+		for i := range m.Content {
+			m.Content[i] = ' '
+		}
+		for _, v := range m.Extra {
+			clear(v)
+		}
+	}
+	for _, v := range turn.Extra {
+		clear(v)
+	}
+	after, _ := mem.Current(ctx, "+1")
+	if got, _ := after.Turns[0].MarshalJSON(); string(got) != string(want) {
+		t.Fatalf("after the caller changed its turn: %s\nwant %s", got, want)
+	}
+}

@@ -22,5 +22,5 @@ func prepareTurn(turn Turn) (Turn, error) {
 		return Turn{}, err
 	}
 	clean.checked = &checkedTurn{toolUseIDs: ids}
-	return clean.Clone(), nil
+	return clean, nil // sanitize and cleanExtra copied what they kept
 }
