@@ -125,7 +125,9 @@ func assertNoDeadText(t *testing.T, mem *conversation.Memory, store conversation
 		var f struct {
 			Text string `json:"text"`
 		}
-		json.Unmarshal(r.Data, &f)
+		if err := json.Unmarshal(r.Data, &f); err != nil {
+			t.Fatalf("the stored summary of %s: %v", r.Key, err)
+		}
 		if strings.Contains(strings.ToLower(f.Text), strings.ToLower(text)) {
 			t.Errorf("the stored summary of %s holds %q: %s", r.Key, text, f.Text)
 		}

@@ -45,9 +45,9 @@ func TestMove(t *testing.T) {
 	if keys := deliverytest.Keys(t, src); len(keys) != 0 {
 		t.Errorf("after Move the source still has queues for %q", keys)
 	}
-	for _, id := range []string{"a1", "a2", "b1"} {
-		if !deliverytest.Dup(t, src, deliverytest.Msg("+1", id)) {
-			t.Errorf("%s pushed again to the source is not a duplicate: it would be answered there too", id)
+	for _, m := range []delivery.Message{deliverytest.Msg("+1", "a1"), deliverytest.Msg("+1", "a2"), deliverytest.Msg("+1", "a3"), deliverytest.Msg("+2", "b1")} {
+		if !deliverytest.Dup(t, src, m) {
+			t.Errorf("%s pushed again to the source is not a duplicate: it would be answered there too", m.ID)
 		}
 	}
 	if n, err := delivery.Move(ctx, src, dst, &delivery.Local{}); err != nil || n != 0 {
