@@ -101,7 +101,7 @@ func negate(u Usage) Usage {
 
 // addAnonymous adds u to the [Anonymous] usage of day.
 func (m *Memory) addAnonymous(ctx context.Context, day time.Time, u Usage) error {
-	return m.addUsage(ctx, usageKey(day, Anonymous), u)
+	return m.addUsage(ctx, day, Anonymous, u)
 }
 
 // Erased counts the records [Memory.Erase] deleted, by kind.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // ErrInvalidUsage is returned by [Memory.AddUsage] for a usage with a
@@ -186,19 +188,20 @@ func (m *Memory) AddUsage(ctx context.Context, phone string, at time.Time, u Usa
 	if err != nil || skip {
 		return err
 	}
-	if err := m.addUsage(ctx, usageKey(UsageDay(at), phone), u); err != nil {
+	if err := m.addUsage(ctx, UsageDay(at), phone, u); err != nil {
 		return fmt.Errorf("conversation: add usage: %w", err)
 	}
 	return nil
 }
 
-// addUsage adds u to the ledger's record under key.
-func (m *Memory) addUsage(ctx context.Context, key string, u Usage) error {
-	return m.updateRecord(ctx, UsageDays, key, 0, func(data []byte) ([]byte, error) {
+// addUsage adds u to the ledger's record of phone on day.
+func (m *Memory) addUsage(ctx context.Context, day time.Time, phone string, u Usage) error {
+	return m.updateRecord(ctx, UsageDays, usageKey(day, phone), 0, func(data []byte) ([]byte, error) {
 		var sum Usage
 		if data != nil {
 			if err := json.Unmarshal(data, &sum); err != nil {
-				return nil, fmt.Errorf("stored usage of %s: %w", key, err)
+				// The error reaches the log: the phone is masked.
+				return nil, fmt.Errorf("stored usage of %s on %s: %w", phonepkg.Mask(phone), day.Format(UsageDayLayout), err)
 			}
 		}
 		return json.Marshal(sum.Add(u))

@@ -110,3 +110,28 @@ func TestUsageSummarizerPart(t *testing.T) {
 		t.Errorf("a usage without summaries is stored as %s", data)
 	}
 }
+
+// TestAddUsageDamagedRecord: a day's stored usage that does not parse is
+// an error naming the phone masked, as it reaches the log, and the record
+// is left as it is rather than counted again from zero.
+func TestAddUsageDamagedRecord(t *testing.T) {
+	ctx := context.Background()
+	const number = "+14155551234"
+	at := time.Date(2026, 2, 24, 12, 0, 0, 0, time.UTC)
+	store := memstore.New()
+	key := "2026-02-24/" + number
+	if _, err := store.Put(ctx, conversation.UsageDays, conversation.Record{Key: key, Data: []byte(`{"calls":`)}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := conversation.New(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = mem.AddUsage(ctx, number, at, conversation.Usage{Messages: 1, Calls: 1})
+	if err == nil || strings.Contains(err.Error(), number) || !strings.Contains(err.Error(), phone.Mask(number)) {
+		t.Errorf("AddUsage on a damaged day = %v; want an error naming %s masked", err, number)
+	}
+	if rec, err := store.Get(ctx, conversation.UsageDays, key); err != nil || string(rec.Data) != `{"calls":` {
+		t.Errorf("the damaged record is now %q, %v; want it left as it was", rec.Data, err)
+	}
+}
