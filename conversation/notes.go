@@ -155,7 +155,7 @@ type notesFile struct {
 
 // noteJSON is a stored note: a live one, or a tombstone that keeps only
 // its id, why it is gone and the id of the tool call that wrote it (what
-// a summary made from that call is checked by, [Memory.deadTexts]).
+// a summary made from that call is checked by, [Memory.dropDead]).
 type noteJSON struct {
 	ID        int    `json:"id"`
 	Scope     string `json:"scope,omitempty"`

@@ -162,9 +162,10 @@ func (m *Memory) ShowNotes(ctx context.Context, fam Family, phone string) (Shown
 // The notes shown are taken before the write, so a note forgotten in
 // between may find no session to remove it from: once the turn is saved,
 // the notes are read again, and a note of shown that is gone leaves the
-// stored session's memory (its text the summary shown too, and the turns
-// holding it, as a forget leaves them). A forget writes the notes before
-// it rewrites the sessions, so one of the two sees the other's write.
+// stored session's memory; a forgotten one's text also leaves the summary
+// shown and the turns holding it, as a forget leaves them. A forget writes
+// the notes before it rewrites the sessions, so one of the two sees the
+// other's write.
 func (m *Memory) SaveShown(ctx context.Context, phone string, turn Turn, shown Shown) error {
 	if err := m.save(ctx, phone, turn, &shown); err != nil {
 		return err

@@ -75,7 +75,7 @@ func newServeFixture(t testing.TB, store string, family map[string]string) *serv
 		store:  store,
 	}
 	// Summaries are on, as by default: the summarizer's calls are
-	// answered apart from a test's scripted answers (summarizerModel).
+	// answered apart from a test's scripted answers (fakeSummarizer).
 	f.claude.Route(assistant.DefaultSummaryModel, fakeSummarizer)
 	cfg := map[string]any{"timezone": "UTC", "family": map[string]any{}, "whatsapp": map[string]any{"max_age": "24h", "graph_version": graphtest.Version}}
 	for phone, name := range family {
