@@ -11,7 +11,8 @@
 //	                       a hash of its data "d", byte for byte, and version "v"
 //	<prefix>version        the last version given out, by INCR
 //	<prefix>put:<random>   a record's new hash while Put renames it over
-//	                       the record, in the same round trip
+//	                       the record, in the same round trip (a minute's
+//	                       TTL, should the connection drop in between)
 //
 // One counter per prefix gives every version, so no two values of a
 // record ever carry the same one, also across a delete and a new record. A
