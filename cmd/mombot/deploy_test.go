@@ -196,6 +196,9 @@ func TestCompose(t *testing.T) {
 	if i := slices.Index(r.Command, "--appendonly"); i < 0 || i+1 >= len(r.Command) || r.Command[i+1] != "yes" {
 		t.Errorf("redis command %v: append-only persistence is not on", r.Command)
 	}
+	if i := slices.Index(r.Command, "--appendfsync"); i < 0 || i+1 >= len(r.Command) || r.Command[i+1] != "always" {
+		t.Errorf("redis command %v: the append-only file is not synced at every write (--appendfsync always)", r.Command)
+	}
 	if len(r.Volumes) == 0 {
 		t.Error("redis keeps its append-only file in no volume")
 	}
