@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -366,6 +367,34 @@ type Reply struct {
 	Stored bool
 }
 
+// messageIDKey is the turn's extra key holding the id of the message it
+// answers (Inbound.ID), when it has one.
+const messageIDKey = "message_id"
+
+// answeredIn returns the answer of the turn of c that answers message id,
+// if c holds one.
+func answeredIn(c conversation.Conversation, id string) (string, bool) {
+	if id == "" {
+		return "", false
+	}
+	for i := len(c.Turns) - 1; i >= 0; i-- {
+		t := c.Turns[i]
+		var got string
+		if json.Unmarshal(t.Extra[messageIDKey], &got) != nil || got != id {
+			continue
+		}
+		for j := len(t.Messages) - 1; j >= 0; j-- {
+			if m := t.Messages[j]; m.Role == conversation.RoleAssistant {
+				if text := strings.TrimSpace(m.Text()); text != "" {
+					return text, true
+				}
+			}
+		}
+		return "", false
+	}
+	return "", false
+}
+
 // SystemName is what the system sender (conversation.SystemSender) is
 // called in its messages: "[From system]".
 const SystemName = "system"
@@ -508,6 +537,13 @@ func (a *Assistant) handle(ctx, held context.Context, in Inbound) (Reply, error)
 	loaded := false
 	if !system {
 		c, err = a.mem.Current(ctx, in.From)
+		if text, ok := answeredIn(c, in.ID); err == nil && ok {
+			// Its holder died between saving the turn and sending the
+			// reply (or recording it sent): the person gets that answer,
+			// and the conversation holds the turn once.
+			log.Info("assistant: message answered and saved already; its answer is sent again without asking the model", "id", in.ID)
+			return Reply{Text: text, Stored: true}, nil
+		}
 		if err == nil {
 			win, loaded = planWindow(c, start, a.window), true
 		} else {

@@ -455,6 +455,9 @@ func (t *turn) save(ctx context.Context) error {
 	if rec := t.windowRecord(); rec != nil {
 		extra[windowKey] = rec
 	}
+	if t.in.ID != "" {
+		extra[messageIDKey] = quote(t.in.ID)
+	}
 	turn := conversation.Turn{Messages: t.storable(), Extra: extra}
 	if len(t.gone) > 0 && conversation.TurnHolds(turn, t.gone...) {
 		// The person had a note written and forgotten in one message.
