@@ -14,7 +14,6 @@ import (
 	"github.com/mombot/mombot/conversation/redis"
 	"github.com/mombot/mombot/conversation/storetest"
 	"github.com/mombot/mombot/delivery"
-	"github.com/mombot/mombot/internal/pgtest"
 )
 
 // The person erased and another, whose data must stay. Their texts are
@@ -241,7 +240,7 @@ func TestEraseRedis(t *testing.T) {
 // TestErasePostgres: on a PostgreSQL store, erase empties the number's
 // inbox too, which delivery/postgres keeps in the store's schema.
 func TestErasePostgres(t *testing.T) {
-	url := withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
+	url := testPostgresURL(t)
 	seedErase(t, url)
 	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": url}, "erase", eraseGone)
 	if code != 0 {

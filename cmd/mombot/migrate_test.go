@@ -143,6 +143,24 @@ func testRedisURL(t *testing.T) string {
 	return url
 }
 
+// testPostgresURL returns MOMBOT_TEST_POSTGRES_URL with a schema of the
+// test's own, dropped when the test ends, or skips.
+func testPostgresURL(t *testing.T) string {
+	t.Helper()
+	return withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
+}
+
+// testStores makes, for each kind of store, a store URL of the test's own:
+// a file or SQLite database in a folder of the test's, a Redis key prefix
+// or a PostgreSQL schema deleted when it ends (skipping without the
+// server's variable).
+var testStores = map[string]func(t *testing.T) string{
+	"file":     func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") },
+	"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "mombot.db") },
+	"redis":    testRedisURL,
+	"postgres": testPostgresURL,
+}
+
 // withQuery returns url with the query parameter key set to value, whether
 // or not url has a query already.
 func withQuery(t *testing.T, url, key, value string) string {
@@ -443,16 +461,14 @@ func takeQueues(t *testing.T, in delivery.Inbox) map[string]string {
 // moves them, each sender's in order, to the target's inbox, leaving them
 // handled in the source so that neither answers them twice.
 func TestMigrateInboxAndLists(t *testing.T) {
-	pg := func(t *testing.T) string { return withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t)) }
-	file := func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") }
-	sqlite := func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "m.db") }
+	file, sqlite, redis, pg := testStores["file"], testStores["sqlite"], testStores["redis"], testStores["postgres"]
 	for _, tt := range []struct {
 		name     string
 		from, to func(t *testing.T) string
 	}{
 		{"file to sqlite", file, sqlite},
-		{"sqlite to redis", sqlite, testRedisURL},
-		{"redis to postgres", testRedisURL, pg},
+		{"sqlite to redis", sqlite, redis},
+		{"redis to postgres", redis, pg},
 		{"postgres to file", pg, file},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,13 +18,8 @@ func TestServeSweepsEveryStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs mombot serve")
 	}
-	stores := map[string]func(t *testing.T) string{
-		"file":   func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") },
-		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "mombot.db") },
-		"redis":  testRedisURL,
-	}
 	const gone, kept = "+14155550131", "+14155550132"
-	for name, newStore := range stores {
+	for name, newStore := range testStores {
 		t.Run(name, func(t *testing.T) {
 			url := newStore(t)
 			ctx := context.Background()

@@ -15,7 +15,6 @@ import (
 	"github.com/mombot/mombot/assistant"
 	"github.com/mombot/mombot/assistant/anthropictest"
 	"github.com/mombot/mombot/conversation"
-	"github.com/mombot/mombot/internal/pgtest"
 	"github.com/mombot/mombot/usage"
 )
 
@@ -107,7 +106,7 @@ func TestSummariesE2E(t *testing.T) {
 			case "redis":
 				f.store = testRedisURL(t)
 			case "postgres":
-				f.store = withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
+				f.store = testPostgresURL(t)
 			}
 			testSummariesE2E(t, f, tt.chat)
 		})
@@ -268,15 +267,7 @@ func TestServeFoldsSummaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs mombot serve")
 	}
-	stores := map[string]func(t *testing.T) string{
-		"file":   func(t *testing.T) string { return "file:" + filepath.Join(t.TempDir(), "conversations.json") },
-		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "mombot.db") },
-		"redis":  testRedisURL,
-		"postgres": func(t *testing.T) string {
-			return withQuery(t, pgtest.URL(t), "schema", pgtest.Name(t))
-		},
-	}
-	for name, newStore := range stores {
+	for name, newStore := range testStores {
 		t.Run(name, func(t *testing.T) {
 			f := newServeFixture(t, newStore(t), map[string]string{erin: "Erin", "+14155555678": "Jason"})
 			run := time.Now().UnixNano()
