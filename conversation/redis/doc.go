@@ -10,9 +10,8 @@
 //	<prefix><kind>:<key>   a record, such as mombot:conversations:+14155551234:
 //	                       a hash of its data "d", byte for byte, and version "v"
 //	<prefix>version        the last version given out, by INCR
-//	<prefix>put:<random>   a record's new hash while Put renames it over
-//	                       the record, in the same round trip (a minute's
-//	                       TTL, should the connection drop in between)
+//	<prefix>put:<random>   a record's new hash, which Put renames over the
+//	                       record in the same transaction
 //
 // One counter per prefix gives every version, so no two values of a
 // record ever carry the same one, also across a delete and a new record. A
@@ -30,9 +29,9 @@
 // Lua script that writes or deletes only while the stored version is the
 // expected one; Redis runs a script alone, so two replicas writing one
 // record never lose an update. Put writes the new hash under a key of its
-// own first, in the same pipeline, and its script renames that over the
-// record, so that the data never passes through Lua, which would copy it
-// (for 27 kB, more than a SET of it costs). The scripts know nothing of
+// own first, in one MULTI/EXEC with the script, which renames that over
+// the record, so that the data never passes through Lua, which would copy
+// it (for 27 kB, more than a SET of it costs). The scripts know nothing of
 // what a record holds. List finds the keys with SCAN, never KEYS, and
 // fetches the records in pipelines.
 //

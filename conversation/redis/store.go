@@ -31,7 +31,7 @@ const counterKey = "version"
 // one step. It knows records and versions only.
 //
 // The record's new hash, its data, is written by Put under a key of its
-// own (tempKey) in the same round trip, and the script renames it over
+// own (tempKey) in the same transaction, and the script renames it over
 // the record: the data never passes through Lua, which copies what it is
 // given (some 30 µs for a 27 kB conversation, several SETs' worth).
 //
@@ -40,6 +40,9 @@ const counterKey = "version"
 // It returns the new version, or nil when the stored version is another;
 // the new hash is gone either way.
 var putScript = goredis.NewScript(`
+if redis.call('HEXISTS', KEYS[3], 'd') == 0 then
+	return redis.error_reply('ERR the new data was not written')
+end
 local v = redis.pcall('HGET', KEYS[1], 'v')
 if type(v) == 'table' and v.err then
 	redis.call('UNLINK', KEYS[3])
@@ -61,13 +64,9 @@ return v
 `)
 
 // tempKey is the key, under the prefix and followed by a random name, of
-// a record's new hash before putScript renames it over the record. It
-// lives for tempKeep, should the script never come (the connection lost
-// in between).
-const (
-	tempKey  = "put:"
-	tempKeep = time.Minute
-)
+// a record's new hash before putScript renames it over the record, in the
+// same transaction.
+const tempKey = "put:"
 
 // deleteScript deletes a record if its stored version is the expected one.
 //
@@ -139,10 +138,9 @@ func record(key string, vals []any) (rec conversation.Record, ok bool, err error
 	return conversation.Record{Key: key, Data: []byte(data), Version: n}, true, nil
 }
 
-// Put implements [conversation.Store] with one pipeline, one round trip:
-// the new hash written under a key of its own, then one script
-// (putScript), which compares and renames it over the record as one step
-// of Redis. keep becomes the key's TTL, renewed by every Put; 0 leaves it
+// Put implements [conversation.Store] with one transaction, one round
+// trip: the new hash written under a key of its own, then one script
+// (putScript), which compares and renames it over the record. keep becomes the key's TTL, renewed by every Put; 0 leaves it
 // without one.
 func (s *Store) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
 	fail := func(err error) (int64, error) {
@@ -157,14 +155,16 @@ func (s *Store) Put(ctx context.Context, kind conversation.Kind, rec conversatio
 		ms = int64((keep + time.Millisecond - 1) / time.Millisecond)
 	}
 	tmp := s.prefix + tempKey + strconv.FormatUint(rand.Uint64(), 36)
-	pipe := s.rdb.Pipeline()
-	pipe.HSet(ctx, tmp, dataField, rec.Data)
-	pipe.PExpire(ctx, tmp, tempKeep)
-	// Eval, not EvalSha: a pipeline cannot fall back on a NOSCRIPT reply,
-	// and Redis keeps the compiled script for the same source.
-	put := putScript.Eval(ctx, pipe, []string{rk, s.prefix + counterKey, tmp}, rec.Version, ms)
-	if _, err := pipe.Exec(ctx); err != nil && put.Err() == nil {
-		return fail(err) // the new hash was not written
+	// MULTI and EXEC: Redis runs the two commands together or, if the
+	// connection drops before EXEC, not at all, so no new hash is ever
+	// left behind.
+	tx := s.rdb.TxPipeline()
+	tx.HSet(ctx, tmp, dataField, rec.Data)
+	// Eval, not EvalSha: a transaction cannot fall back on a NOSCRIPT
+	// reply, and Redis keeps the compiled script for the same source.
+	put := putScript.Eval(ctx, tx, []string{rk, s.prefix + counterKey, tmp}, rec.Version, ms)
+	if _, err := tx.Exec(ctx); err != nil && put.Err() == nil {
+		return fail(err)
 	}
 	v, err := put.Int64()
 	switch {
