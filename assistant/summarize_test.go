@@ -121,9 +121,11 @@ func TestSummarizerFailureKeepsTurns(t *testing.T) {
 	}
 }
 
-// TestSummaryShownWithoutNotes: with summaries on and notes off, the next
-// session's request shows the person's summary, and no note tools.
-func TestSummaryShownWithoutNotes(t *testing.T) {
+// summariesEnv returns an assistant for Erin and Jason with summaries on
+// and notes as given (nil: off), its memory keeping both their summaries,
+// and the fake API and the clock they share.
+func summariesEnv(t *testing.T, notes *assistant.NotesOptions) (*storetest.Clock, *anthropictest.Server, *conversation.Memory, *assistant.Assistant) {
+	t.Helper()
 	clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
 	srv := anthropictest.NewServer(t)
 	srv.SetNow(clock.Now)
@@ -133,11 +135,18 @@ func TestSummaryShownWithoutNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now,
-		Family:    map[string]assistant.Person{erin: {Name: "Erin"}, jason: {Name: "Jason"}},
-		Summaries: &assistant.SummarizerOptions{}})
+		Family: map[string]assistant.Person{erin: {Name: "Erin"}, jason: {Name: "Jason"}},
+		Notes:  notes, Summaries: &assistant.SummarizerOptions{}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return clock, srv, mem, a
+}
+
+// TestSummaryShownWithoutNotes: with summaries on and notes off, the next
+// session's request shows the person's summary, and no note tools.
+func TestSummaryShownWithoutNotes(t *testing.T) {
+	clock, srv, _, a := summariesEnv(t, nil)
 	ctx := t.Context()
 	srv.Enqueue(anthropictest.Text("Pizza on Sunday at 6, noted."))
 	if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "we decided: pizza on Sunday at 6"}); err != nil {
@@ -169,20 +178,7 @@ func TestSummaryShownWithoutNotes(t *testing.T) {
 // first message of a session is folding her summary; her requests show
 // neither the note nor the summary's line holding it.
 func TestForgetDuringSessionFold(t *testing.T) {
-	clock := storetest.NewClock(time.Date(2026, 2, 24, 18, 35, 0, 0, time.UTC))
-	srv := anthropictest.NewServer(t)
-	srv.SetNow(clock.Now)
-	mem, err := conversation.New(memstore.New(), &conversation.Options{Now: clock.Now,
-		Summarize: func(p string) bool { return p == erin || p == jason }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Now: clock.Now,
-		Family: map[string]assistant.Person{erin: {Name: "Erin"}, jason: {Name: "Jason"}},
-		Notes:  &assistant.NotesOptions{}, Summaries: &assistant.SummarizerOptions{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clock, srv, mem, a := summariesEnv(t, &assistant.NotesOptions{})
 	ctx := t.Context()
 	const note = "Emma is allergic to peanuts"
 	fam := notesFamily()
