@@ -117,20 +117,8 @@ func assertNoDeadText(t *testing.T, mem *conversation.Memory, store conversation
 	if strings.Contains(strings.ToLower(s.Text), strings.ToLower(text)) || !strings.Contains(s.Text, keep) {
 		t.Errorf("the summary is %q: want %q in it and no %q", s.Text, keep, text)
 	}
-	recs, err := store.List(t.Context(), conversation.Summaries, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		var f struct {
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(r.Data, &f); err != nil {
-			t.Fatalf("the stored summary of %s: %v", r.Key, err)
-		}
-		if strings.Contains(strings.ToLower(f.Text), strings.ToLower(text)) {
-			t.Errorf("the stored summary of %s holds %q: %s", r.Key, text, f.Text)
-		}
+	for key, stored := range storetest.SummariesHolding(t, store, text) {
+		t.Errorf("the stored summary of %s holds %q: %s", key, text, stored)
 	}
 }
 

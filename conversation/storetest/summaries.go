@@ -319,21 +319,33 @@ func testSummariesDropReplaced(t *testing.T, e *env) {
 	if s.Text != "- pizza on sunday" {
 		t.Errorf("the summary is %q, want the pizza line alone", s.Text)
 	}
-	recs, err := e.store.List(ctx(), conversation.Summaries, "")
-	if err != nil {
-		t.Fatal(err)
+	for key, stored := range SummariesHolding(t, e.store, "tree nuts") {
+		t.Errorf("the stored summary of %s holds the replaced note's text: %q", key, stored)
 	}
+}
+
+// SummariesHolding returns the text of each summary in store whose text
+// holds text, ignoring case, by key: read from the records, as the store
+// keeps them.
+func SummariesHolding(tb testing.TB, store conversation.Store, text string) map[string]string {
+	tb.Helper()
+	recs, err := store.List(context.Background(), conversation.Summaries, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := map[string]string{}
 	for _, r := range recs {
 		var f struct {
 			Text string `json:"text"`
 		}
 		if err := json.Unmarshal(r.Data, &f); err != nil {
-			t.Fatal(err)
+			tb.Fatalf("the stored summary of %s: %v", r.Key, err)
 		}
-		if strings.Contains(strings.ToLower(f.Text), "tree nuts") {
-			t.Errorf("the stored summary of %s holds the replaced note's text: %q", r.Key, f.Text)
+		if strings.Contains(strings.ToLower(f.Text), strings.ToLower(text)) {
+			out[r.Key] = f.Text
 		}
 	}
+	return out
 }
 
 // testSummariesKeep: the sweep deletes a summary not written for the
