@@ -201,3 +201,24 @@ func TestReplaceDropsNoteFromSummaries(t *testing.T) {
 	}
 	assertNoDeadText(t, mem, store, "tree nuts", "Pizza on Sunday at 6")
 }
+
+// TestReplaceDropsNoteFromSummariesOff: a summary stored while summaries
+// were on loses a replaced note's text too when the Memory that replaces
+// the note keeps no summaries (summaries turned off since, or another
+// process's configuration).
+func TestReplaceDropsNoteFromSummariesOff(t *testing.T) {
+	store := memstore.New()
+	mem, clock := deadEnv(t, store)
+	ctx := t.Context()
+	if _, err := mem.FoldSummary(ctx, deadErin, echoNotes(mem, []string{"Pizza on Sunday at 6"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	off, err := conversation.New(store, &conversation.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := off.AddNote(ctx, deadFamily, deadJason, conversation.NewNote{Text: "Emma is allergic to peanuts", Scope: "family", Replaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	assertNoDeadText(t, mem, store, "tree nuts", "Pizza on Sunday at 6")
+}

@@ -551,12 +551,13 @@ func (m *Memory) forgetInSummaries(ctx context.Context, phones []string, gone []
 }
 
 // dropFromSummaries removes the lines holding text, a replaced note's,
-// from the stored summaries of phones. The session under way keeps the
-// summary it was shown, as it keeps the notes; the next one shows the
-// summary without them.
+// from the stored summaries of phones, also of those whose summaries are
+// off now (a stored one is kept until the sweep). The session under way
+// keeps the summary it was shown, as it keeps the notes; the next one
+// shows the summary without them.
 func (m *Memory) dropFromSummaries(ctx context.Context, phones []string, text string) error {
 	for _, p := range phones {
-		if CheckPhone(p) != nil || !m.summarizes(p) {
+		if CheckPhone(p) != nil {
 			continue
 		}
 		err := m.updateSummary(ctx, p, func(f *summaryFile) error {
