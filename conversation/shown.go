@@ -161,8 +161,9 @@ func (m *Memory) ShowNotes(ctx context.Context, fam Family, phone string) (Shown
 //
 // The notes shown are taken before the write, so a note forgotten in
 // between may find no session to remove it from: once the turn is saved,
-// the notes are read again, and a note of shown that is gone leaves the
-// stored session's memory; a forgotten one's text also leaves the summary
+// the notes are read again, and a note of shown forgotten or erased leaves
+// the stored session's memory (a replaced one stays, as it stays for the
+// rest of the session); a forgotten one's text also leaves the summary
 // shown and the turns holding it, as a forget leaves them. A forget writes
 // the notes before it rewrites the sessions, so one of the two sees the
 // other's write.
@@ -177,8 +178,10 @@ func (m *Memory) SaveShown(ctx context.Context, phone string, turn Turn, shown S
 }
 
 // goneShown returns the ids of the notes of shown that are gone now
-// (forgotten, replaced, erased), and of those the forgotten ones, whose
-// text goes everywhere.
+// (forgotten, erased, or no longer stored), and of those the forgotten
+// ones, whose text goes everywhere. A note replaced since is not gone
+// here: the session keeps what it was shown of it, byte for byte for the
+// prompt cache, and the next session shows the correction.
 func (m *Memory) goneShown(ctx context.Context, shown Shown) (ids []int, forgotten []noteJSON, err error) {
 	if len(shown.Notes) == 0 || CheckFamilyID(shown.Family) != nil {
 		return nil, nil, nil
@@ -189,7 +192,7 @@ func (m *Memory) goneShown(ctx context.Context, shown Shown) (ids []int, forgott
 	}
 	for _, sn := range shown.Notes {
 		i := f.find(sn.ID)
-		if i >= 0 && f.Notes[i].live() && f.Notes[i].Text == sn.Text {
+		if i >= 0 && (f.Notes[i].Gone == goneReplaced || f.Notes[i].live() && f.Notes[i].Text == sn.Text) {
 			continue
 		}
 		ids = append(ids, sn.ID)
@@ -209,8 +212,9 @@ func noteTexts(notes []noteJSON) []string {
 }
 
 // RecheckShown returns shown, taken at a session's start, as it stands
-// now: without the notes gone since, and without the lines of its summary
-// that hold a forgotten one's text. The session's first message calls it
+// now: without the notes forgotten or erased since, and without the lines
+// of its summary that hold a forgotten one's text; a note replaced since
+// stays, as it stays for the rest of the session. The session's first message calls it
 // once the summary is folded, which may take seconds, so that its
 // requests show what a forget meanwhile left.
 func (m *Memory) RecheckShown(ctx context.Context, shown Shown) (Shown, error) {

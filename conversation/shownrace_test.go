@@ -106,3 +106,37 @@ func TestForgetRacesSessionStart(t *testing.T) {
 		assertForgottenInSession(t, mem, store, false)
 	}
 }
+
+// TestReplaceKeepsSessionShown: a note replaced during a session stays in
+// the memory the session was shown, byte for byte, at its later turns'
+// saves (the prompt cache serves those bytes); the next session shows the
+// correction.
+func TestReplaceKeepsSessionShown(t *testing.T) {
+	store := memstore.New()
+	mem, _ := deadEnv(t, store)
+	ctx := t.Context()
+	first, err := mem.ShowNotes(ctx, deadFamily, deadErin)
+	if err != nil || len(first.Notes) != 1 {
+		t.Fatalf("ShowNotes = %+v, %v; want note #1", first, err)
+	}
+	if err := mem.SaveShown(ctx, deadErin, conversation.Turn{Messages: storetest.TextTurn("hi", "hello")}, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := mem.AddNote(ctx, deadFamily, deadJason, conversation.NewNote{Text: "Emma is allergic to peanuts", Scope: "family", Replaces: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := mem.Load(ctx, deadErin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := c.Shown()
+	if err := mem.SaveShown(ctx, deadErin, conversation.Turn{Messages: storetest.TextTurn("and?", "ok")}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = mem.Load(ctx, deadErin); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Shown(); got.Render() != first.Render() {
+		t.Errorf("after a replacement the session shows %q, want what it was shown, %q", got.Render(), first.Render())
+	}
+}
