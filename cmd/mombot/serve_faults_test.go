@@ -209,7 +209,7 @@ func runFaults(t *testing.T, c faultConfig, store, fault string) *faultReport {
 		time.Sleep(500 * time.Millisecond)
 	}
 	sampling()
-	rep.inboxPeak = reps.peaks()
+	rep.inboxPeak, rep.killed = reps.peaks()
 	reps.stop()
 	rep.elapsed = time.Since(start)
 	rep.collect(t, tr, f, reps)
@@ -343,15 +343,17 @@ func (s *replicaSet) sample() (stop func()) {
 	return func() { close(done); <-stopped }
 }
 
-// peaks returns each replica's peak of senders waiting, by name.
-func (s *replicaSet) peaks() map[string]int {
+// peaks returns each replica's peak of senders waiting, by name, and
+// which replicas were killed.
+func (s *replicaSet) peaks() (peaks map[string]int, killed map[string]bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]int{}
+	peaks, killed = map[string]int{}, map[string]bool{}
 	for _, r := range s.all {
-		out[r.name] = r.peak
+		peaks[r.name] = r.peak
+		killed[r.name] = r.dead
 	}
-	return out
+	return peaks, killed
 }
 
 // stop stops the live replicas with SIGTERM, reading their peak memory
@@ -558,6 +560,7 @@ type faultReport struct {
 	ackP, replyP        [3]time.Duration
 	rss                 []string
 	inboxPeak           map[string]int
+	killed              map[string]bool
 }
 
 // crashWindow is how long before a replica's kill -9 a reply may have been
@@ -708,13 +711,14 @@ func (r *faultReport) check(t *testing.T) {
 		t.Errorf("%d turns answered but not saved, the person not told: %q", len(r.lostTurns), first(r.lostTurns, 10))
 	}
 	// A replica killed between saving a turn and sending its reply leaves
-	// the message queued: the next holder answers it anew and saves the
-	// turn again; the person gets one reply.
-	if r.storedTwice > len(r.kills) {
-		t.Errorf("%d turns stored twice (allowed: one a replica kill, %d kills)", r.storedTwice, len(r.kills))
+	// the message queued: the next holder sends the saved answer, and does
+	// not save the turn again.
+	if r.storedTwice > 0 {
+		t.Errorf("%d turns stored twice", r.storedTwice)
 	}
 	for name, n := range r.inboxPeak {
-		if n == 0 && r.config.Senders > 1 {
+		// A replica killed early may have been sampled with none waiting.
+		if n == 0 && r.config.Senders > 1 && !r.killed[name] {
 			t.Errorf("replica %s never reported a sender waiting in mombot_inbox_senders", name)
 		}
 	}
