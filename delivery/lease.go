@@ -43,7 +43,9 @@ type Lease struct {
 // Lock takes the lease on key for token, waiting while another holds it
 // until ctx is done. It returns a func that releases the lease; calling it
 // more than once is harmless. It fails, taking nothing, when ctx ends first
-// (the error wraps ctx.Err()) or when Take fails.
+// (the error wraps ctx.Err()) or when Take fails; a Take that failed may
+// have been applied all the same, so its token's lease is released in the
+// background once the store answers.
 //
 // The lease is renewed every TTL/3 until released. held is done once the
 // lease is no longer held: at unlock, or, with the cause ErrLockLost, when
@@ -57,6 +59,10 @@ func (l *Lease) Lock(ctx context.Context, key, token string) (held context.Conte
 		taken = time.Now() // the lease lasts a TTL from no earlier than this
 		ok, err := l.Take(ctx, key, token)
 		if err != nil {
+			// The take may have been applied and its answer lost (the
+			// store crashed, a connection broke): the lease would then
+			// hold the sender for a TTL for nobody.
+			go l.releaseLost(key, token)
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				err = ctxErr
 			}
@@ -96,6 +102,21 @@ func (l *Lease) Lock(ctx context.Context, key, token string) (held context.Conte
 			}
 		})
 	}, nil
+}
+
+// releaseLost releases the lease token may hold on key after a take that
+// failed, trying again every second (or TTL/3, if shorter) until a
+// release works or the lease has run out on its own.
+func (l *Lease) releaseLost(key, token string) {
+	every := min(time.Second, l.TTL/3)
+	for deadline := time.Now().Add(l.TTL); time.Now().Before(deadline); time.Sleep(every) {
+		ctx, cancel := context.WithTimeout(context.Background(), min(leaseReleaseTimeout, l.TTL))
+		err := l.Release(ctx, key, token)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 }
 
 // renew extends the lease every TTL/3 until ctx is done or the lease is

@@ -124,3 +124,33 @@ func TestLeaseLost(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaseTakeLostIsReleased: a take whose answer was lost (applied, but
+// reported failed, as when the store crashes) is released in the
+// background, so that the sender does not wait a TTL for nobody.
+func TestLeaseTakeLostIsReleased(t *testing.T) {
+	f := &fakeLeases{holder: map[string]string{}}
+	l := f.lease()
+	take := l.Take
+	var lost sync.Once
+	l.Take = func(ctx context.Context, key, token string) (bool, error) {
+		ok, err := take(ctx, key, token)
+		failed := false
+		lost.Do(func() { failed = true })
+		if failed {
+			return false, errors.New("connection reset")
+		}
+		return ok, err
+	}
+	if _, _, err := l.Lock(context.Background(), "k", "a"); err == nil {
+		t.Fatal("Lock with its take's answer lost succeeded")
+	}
+	// The fake's leases never run out: only the release frees it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, unlock, err := l.Lock(ctx, "k", "b")
+	if err != nil {
+		t.Fatalf("Lock after a take whose answer was lost: %v", err)
+	}
+	unlock()
+}
