@@ -106,7 +106,7 @@ func inboxFile(storeURL string) string {
 	return filepath.Join(storeurl.Dir(storeURL), "whatsapp-inbox.json")
 }
 
-// existingInbox opens WhatsApp's inbox for erase: nil, and no file
+// existingInbox opens WhatsApp's inbox for erase and history migrate: nil, and no file
 // created, when serve has never kept one beside a file or sqlite: store.
 func (s *senders) existingInbox(ctx context.Context, log *slog.Logger) (delivery.Inbox, error) {
 	if s.rdb == nil && s.pool == nil {
