@@ -198,7 +198,6 @@ func runFaults(t *testing.T, c faultConfig, store, fault string) *faultReport {
 		st.hang(false)
 	}
 	<-sent
-	rep.sendTime = time.Since(start)
 
 	// Wait until every message acknowledged is answered and no replica
 	// sees a sender waiting, or three minutes: a dead replica's senders
@@ -546,7 +545,7 @@ type faultReport struct {
 	load         replicaLoad
 	kills        []time.Time // when replicas were killed
 
-	sendTime, elapsed   time.Duration
+	elapsed             time.Duration
 	deliveries, refused int
 	acked, unacked      int
 	missing             []string // acknowledged, never answered
@@ -555,7 +554,7 @@ type faultReport struct {
 	outOfOrder          int      // replies that came after a later message's
 	lostTurns           []string // answered, not in the stored history, the person not told
 	storedTwice         int      // turns stored more than once
-	apologies           int      // replies that are not answers
+	apologies           []string // replies that are not answers
 	toldNotSaved        int      // answers that say the turn is not saved
 	ackP, replyP        [3]time.Duration
 	rss                 []string
@@ -582,7 +581,7 @@ func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *
 	for _, m := range f.graph.Sent() {
 		key, ok := replyKey(m.Body)
 		if !ok || !strings.HasPrefix(key, r.run+"-") {
-			r.apologies++
+			r.apologies = append(r.apologies, m.Body)
 			continue
 		}
 		if strings.Contains(m.Body, apology.NotSaved) {
@@ -706,6 +705,9 @@ func (r *faultReport) check(t *testing.T) {
 	}
 	if r.outOfOrder > 0 {
 		t.Errorf("%d replies came after the reply to a later message of their sender", r.outOfOrder)
+	}
+	if len(r.apologies) > 0 {
+		t.Errorf("%d replies are not the stand-in model's answers: %q", len(r.apologies), first(r.apologies, 5))
 	}
 	if len(r.lostTurns) > 0 {
 		t.Errorf("%d turns answered but not saved, the person not told: %q", len(r.lostTurns), first(r.lostTurns, 10))
