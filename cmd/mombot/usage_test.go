@@ -210,3 +210,35 @@ func TestUsageCommandWarnsOfAnotherModel(t *testing.T) {
 		t.Errorf("stdout %q", out)
 	}
 }
+
+// TestUsageCommandUnknownSummaryModel: with a memory.summary_model whose
+// prices mombot does not know, usage prices the summarizer's calls at the
+// main model's prices, says so on stderr, and names no summary prices.
+func TestUsageCommandUnknownSummaryModel(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "conversations.json")
+	config := filepath.Join(dir, "mombot.json")
+	if err := os.WriteFile(config, []byte(`{"prices": {"input": 3, "output": 15}, "memory": {"summary_model": "claude-cheap-9"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seed(t, path, time.Now(), erinPhone, storetest.TextTurn("hi", "hello"))
+	// 1,000,000 input tokens, 400,000 of them the summarizer's: $3 at
+	// the main model's $3 a million, whoever made them.
+	seedUsage(t, path, erinPhone, time.Now(), conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1_000_000,
+		Summarizer: conversation.Tokens{Calls: 1, InputTokens: 400_000}})
+	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": "file:" + path, "MOMBOT_CONFIG": config}, "usage", "--json")
+	if code != 0 || !strings.Contains(errOut, "the prices of memory.summary_model claude-cheap-9 are unknown") {
+		t.Fatalf("exit %d, stderr %q; want a warning that claude-cheap-9's prices are unknown", code, errOut)
+	}
+	var rep struct {
+		Total struct {
+			Cost float64 `json:"estimated_cost_usd"`
+		} `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, out)
+	}
+	if math.Abs(rep.Total.Cost-3) > 1e-9 || strings.Contains(out, "summary_prices") {
+		t.Errorf("usage --json = %s; want $3 in all and no summary prices", out)
+	}
+}
