@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	phonepkg "github.com/mombot/mombot/phone"
 )
 
 // The memory shown to a session. At the first message of a session the
@@ -167,12 +169,17 @@ func (m *Memory) ShowNotes(ctx context.Context, fam Family, phone string) (Shown
 // shown and the turns holding it, as a forget leaves them. A forget writes
 // the notes before it rewrites the sessions, so one of the two sees the
 // other's write.
+//
+// Its error is Save's: once the turn is saved SaveShown returns nil, and a
+// failure of the re-read after it is logged, since the turn is durable
+// and a caller told otherwise would tell the person that it is not.
 func (m *Memory) SaveShown(ctx context.Context, phone string, turn Turn, shown Shown) error {
 	if err := m.save(ctx, phone, turn, &shown); err != nil {
 		return err
 	}
 	if err := m.recheckShown(ctx, phone, shown); err != nil {
-		return fmt.Errorf("conversation: save: the notes shown: %w", err)
+		m.log.Warn("conversation: turn saved; reading the notes shown again failed, a note forgotten meanwhile may stay in this session's memory",
+			"phone", phonepkg.Mask(phone), "err", err)
 	}
 	return nil
 }

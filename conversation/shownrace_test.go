@@ -1,9 +1,12 @@
 package conversation_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
@@ -138,5 +141,51 @@ func TestReplaceKeepsSessionShown(t *testing.T) {
 	}
 	if got, _ := c.Shown(); got.Render() != first.Render() {
 		t.Errorf("after a replacement the session shows %q, want what it was shown, %q", got.Render(), first.Render())
+	}
+}
+
+// failNotesStore fails every Get of the notes once a conversation is
+// written, with failAfterSave set.
+type failNotesStore struct {
+	conversation.Store
+	failAfterSave, fail bool
+}
+
+func (s *failNotesStore) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
+	v, err := s.Store.Put(ctx, kind, rec, keep)
+	if err == nil && kind == conversation.Conversations && s.failAfterSave {
+		s.fail = true
+	}
+	return v, err
+}
+
+func (s *failNotesStore) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
+	if s.fail && kind == conversation.Notes {
+		return conversation.Record{}, errors.New("store down")
+	}
+	return s.Store.Get(ctx, kind, key)
+}
+
+// TestSaveShownSavedDespiteRecheck: when the notes cannot be read again
+// after the turn is saved, SaveShown still reports the turn saved, as it
+// is: its caller would otherwise tell the person it was not.
+func TestSaveShownSavedDespiteRecheck(t *testing.T) {
+	store := &failNotesStore{Store: memstore.New()}
+	mem, _ := deadEnv(t, store)
+	ctx := t.Context()
+	shown, err := mem.ShowNotes(ctx, deadFamily, deadErin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.failAfterSave = true
+	if err := mem.SaveShown(ctx, deadErin, conversation.Turn{Messages: storetest.TextTurn("hi", "hello")}, shown); err != nil {
+		t.Errorf("SaveShown = %v; want nil, the turn saved", err)
+	}
+	if !store.fail {
+		t.Fatal("the notes never failed after the save")
+	}
+	h, err := mem.History(ctx, deadErin)
+	if err != nil || len(h) != 2 {
+		t.Errorf("history after SaveShown: %d messages, %v; want the turn", len(h), err)
 	}
 }
