@@ -279,3 +279,41 @@ func TestListsMerged(t *testing.T) {
 		t.Errorf("the target's removed items = %s, want jam once and butter as a later removal", got)
 	}
 }
+
+// TestSummariesCopied: each person's running summary is copied to a target
+// that has none for them, and a summary the target has already is kept.
+func TestSummariesCopied(t *testing.T) {
+	ctx := context.Background()
+	clock := storetest.NewClock(storetest.Start)
+	opts := &conversation.Options{Now: clock.Now, Summarize: func(string) bool { return true }}
+	src, dst := memstore.New(), memstore.New()
+	from, _ := conversation.New(src, opts)
+	to, _ := conversation.New(dst, opts)
+	for mem, people := range map[*conversation.Memory]map[string]string{
+		from: {"+14155551234": "pizza on sunday", "+14155555678": "soccer at 9"},
+		to:   {"+14155555678": "the target's own"},
+	} {
+		for phone, said := range people {
+			if err := mem.SaveTurn(ctx, phone, storetest.TextTurn(said, "ok")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(conversation.DefaultTimeout + time.Second)
+		for phone := range people {
+			if _, err := mem.Expire(ctx, phone); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mem.FoldSummary(ctx, phone, &storetest.Echo{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := migrate.Copy(ctx, src, dst, &migrate.Options{Now: clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	for phone, want := range map[string]string{"+14155551234": "- pizza on sunday", "+14155555678": "- the target's own"} {
+		if s, err := to.LoadSummary(ctx, phone); err != nil || s.Text != want {
+			t.Errorf("the target's summary of %s = %q, %v; want %q", phone, s.Text, err, want)
+		}
+	}
+}
