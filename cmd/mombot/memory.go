@@ -22,8 +22,8 @@ const memoryUsage = `Usage:
 
 PHONE is a family member of the configuration file (--config), in any form:
 +1 (415) 555-1234, 14155551234. list --json prints a JSON array, [] when
-there are none, of {"id", "scope", "text", "author", "created"}. See
-docs/memory.md, "Long-term notes".
+there are none, of {"id", "scope", "text", "author", "created"}, with
+"replaces" for a correction. See docs/memory.md, "Long-term notes".
 
 Flags (anywhere on the line):`
 
