@@ -3,6 +3,7 @@ package conversation_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -221,4 +222,35 @@ func TestReplaceDropsNoteFromSummariesOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertNoDeadText(t, mem, store, "tree nuts", "Pizza on Sunday at 6")
+}
+
+// failSummariesStore fails every Get of a summary once fail is set.
+type failSummariesStore struct {
+	conversation.Store
+	fail bool
+}
+
+func (s *failSummariesStore) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
+	if s.fail && kind == conversation.Summaries {
+		return conversation.Record{}, errors.New("store down")
+	}
+	return s.Store.Get(ctx, kind, key)
+}
+
+// TestReplaceWrittenDespiteSummaries: a correction whose clean-up of the
+// summaries fails is written all the same, and AddNote says so: nothing is
+// written on error, so an error would tell the person it was not.
+func TestReplaceWrittenDespiteSummaries(t *testing.T) {
+	store := &failSummariesStore{Store: memstore.New()}
+	mem, _ := deadEnv(t, store)
+	ctx := t.Context()
+	store.fail = true
+	n, added, err := mem.AddNote(ctx, deadFamily, deadJason, conversation.NewNote{Text: "Emma is allergic to peanuts", Scope: "family", Replaces: 1})
+	if err != nil || !added || n.Replaces != 1 {
+		t.Fatalf("AddNote = %+v, %v, %v; want the correction written", n, added, err)
+	}
+	notes, err := mem.Notes(ctx, deadFamily, deadErin)
+	if err != nil || len(notes) != 1 || notes[0].ID != n.ID {
+		t.Errorf("notes after the correction: %+v, %v; want #%d alone", notes, err, n.ID)
+	}
 }

@@ -411,8 +411,11 @@ func (m *Memory) AddNote(ctx context.Context, fam Family, phone string, n NewNot
 		return Note{}, false, fmt.Errorf("conversation: add note: %w", err)
 	}
 	if replaced.Text != "" {
+		// The note is written: an error now would tell the person it is
+		// not, against the doc's "nothing is written on error".
 		if err := m.dropFromSummaries(ctx, slices.Collect(maps.Keys(fam.Members)), replaced.Text); err != nil {
-			return note, true, fmt.Errorf("conversation: add note: the replaced note's text in a summary: %w", err)
+			m.log.Warn("conversation: note written; taking the replaced note's text out of the summaries failed",
+				"family", fam.ID, "note", note.ID, "replaces", n.Replaces, "err", err)
 		}
 	}
 	return note, true, nil
