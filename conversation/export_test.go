@@ -10,4 +10,5 @@ var (
 	About          = about
 	Repair         = repair
 	Sanitize       = sanitize
+	CheckedBlocks  = Message.checkedBlocks
 )
