@@ -38,6 +38,29 @@ func (s *hookStore) Put(ctx context.Context, kind conversation.Kind, rec convers
 	return s.Store.Put(ctx, kind, rec, keep)
 }
 
+// failGets fails every Get of a record of kind once fail is set; with
+// failAfterSave, fail is set by the first conversation written.
+type failGets struct {
+	conversation.Store
+	kind                conversation.Kind
+	failAfterSave, fail bool
+}
+
+func (s *failGets) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
+	v, err := s.Store.Put(ctx, kind, rec, keep)
+	if err == nil && kind == conversation.Conversations && s.failAfterSave {
+		s.fail = true
+	}
+	return v, err
+}
+
+func (s *failGets) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
+	if s.fail && kind == s.kind {
+		return conversation.Record{}, errors.New("store down")
+	}
+	return s.Store.Get(ctx, kind, key)
+}
+
 const (
 	deadErin  = "+14155551234"
 	deadJason = "+14155555678"
@@ -224,24 +247,11 @@ func TestReplaceDropsNoteFromSummariesOff(t *testing.T) {
 	assertNoDeadText(t, mem, store, "tree nuts", "Pizza on Sunday at 6")
 }
 
-// failSummariesStore fails every Get of a summary once fail is set.
-type failSummariesStore struct {
-	conversation.Store
-	fail bool
-}
-
-func (s *failSummariesStore) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
-	if s.fail && kind == conversation.Summaries {
-		return conversation.Record{}, errors.New("store down")
-	}
-	return s.Store.Get(ctx, kind, key)
-}
-
 // TestReplaceWrittenDespiteSummaries: a correction whose clean-up of the
 // summaries fails is written all the same, and AddNote says so: nothing is
 // written on error, so an error would tell the person it was not.
 func TestReplaceWrittenDespiteSummaries(t *testing.T) {
-	store := &failSummariesStore{Store: memstore.New()}
+	store := &failGets{Store: memstore.New(), kind: conversation.Summaries}
 	mem, _ := deadEnv(t, store)
 	ctx := t.Context()
 	store.fail = true

@@ -1,12 +1,9 @@
 package conversation_test
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
@@ -144,33 +141,11 @@ func TestReplaceKeepsSessionShown(t *testing.T) {
 	}
 }
 
-// failNotesStore fails every Get of the notes once a conversation is
-// written, with failAfterSave set.
-type failNotesStore struct {
-	conversation.Store
-	failAfterSave, fail bool
-}
-
-func (s *failNotesStore) Put(ctx context.Context, kind conversation.Kind, rec conversation.Record, keep time.Duration) (int64, error) {
-	v, err := s.Store.Put(ctx, kind, rec, keep)
-	if err == nil && kind == conversation.Conversations && s.failAfterSave {
-		s.fail = true
-	}
-	return v, err
-}
-
-func (s *failNotesStore) Get(ctx context.Context, kind conversation.Kind, key string) (conversation.Record, error) {
-	if s.fail && kind == conversation.Notes {
-		return conversation.Record{}, errors.New("store down")
-	}
-	return s.Store.Get(ctx, kind, key)
-}
-
 // TestSaveShownSavedDespiteRecheck: when the notes cannot be read again
 // after the turn is saved, SaveShown still reports the turn saved, as it
 // is: its caller would otherwise tell the person it was not.
 func TestSaveShownSavedDespiteRecheck(t *testing.T) {
-	store := &failNotesStore{Store: memstore.New()}
+	store := &failGets{Store: memstore.New(), kind: conversation.Notes}
 	mem, _ := deadEnv(t, store)
 	ctx := t.Context()
 	shown, err := mem.ShowNotes(ctx, deadFamily, deadErin)
