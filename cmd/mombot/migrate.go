@@ -72,7 +72,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "history migrate: %s: the target holds turns the source lacks (saved there since an earlier copy?); kept the target's. Run with --force to replace it with the source's\n", phone.Mask(number))
 		}
 	}
-	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty); %s of usage, recent messages and notes copied, %d already there; %s merged into the lists\n",
+	fmt.Fprintf(e.stdout, "copied %s from %s to %s (not copied: %d already there, %d newer in the target, %d in conflict, %d expired, %d empty); %s of usage, recent messages, notes and summaries copied, %d already there; %s merged into the lists\n",
 		cli.Plural(r.Copied, "conversation", "conversations"), storeurl.Display(*from), storeurl.Display(*to), r.Unchanged, r.Newer, r.Conflicts, r.Expired, r.Empty,
 		cli.Plural(r.Records, "record", "records"), r.RecordsKept, cli.Plural(r.ListItems, "item", "items"))
 	if sharedInbox(*from, *to) {
