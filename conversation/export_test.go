@@ -10,5 +10,4 @@ var (
 	About          = about
 	Repair         = repair
 	Sanitize       = sanitize
-	CheckedBlocks  = Message.checkedBlocks
 )

@@ -277,74 +277,14 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 			return Block{}, fmt.Errorf("%s %q: %w", b.Type, fe.name, fe.err)
 		}
 	}
-	var err error
-	if b.Source, err = sourceOf(b.Type, f.Source); err != nil {
-		return Block{}, err
+	if (b.Type == "image" || b.Type == "document") && len(f.Source) > 0 && string(f.Source) != "null" {
+		src := new(Source)
+		if err := json.Unmarshal(f.Source, src); err != nil {
+			return Block{}, fmt.Errorf("%s \"source\": %w", b.Type, err)
+		}
+		b.Source = src
 	}
 	return b, nil
-}
-
-// sourceOf decodes the raw "source" of a block of type blockType: an
-// image's or a document's, nil for other types and for null.
-func sourceOf(blockType string, raw json.RawMessage) (*Source, error) {
-	if (blockType != "image" && blockType != "document") || len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	src := new(Source)
-	if err := json.Unmarshal(raw, src); err != nil {
-		return nil, fmt.Errorf("%s \"source\": %w", blockType, err)
-	}
-	return src, nil
-}
-
-// typedBlock is blockFields with the members the rules read as strings and
-// a bool decoded as such, so that one json.Unmarshal of a message's content
-// gives them all when none has another JSON type. They are pointers so
-// that null clears a member, as it does a raw one, and a missing or null
-// "text" reads as absent.
-type typedBlock struct {
-	Type      *string         `json:"type"`
-	ID        *string         `json:"id"`
-	Name      *string         `json:"name"`
-	ToolUseID *string         `json:"tool_use_id"`
-	Text      *string         `json:"text"`
-	Input     json.RawMessage `json:"input"`
-	Content   json.RawMessage `json:"content"`
-	IsError   *bool           `json:"is_error"`
-	Source    json.RawMessage `json:"source"`
-}
-
-// typedBlocks decodes content, an array of blocks, as checkedBlocks
-// returns it, and reports false if some block lacks a string "type" or has
-// a member of another JSON type than typedBlock's: whether that is an
-// error depends on the block's type, which blockFrom decides.
-func typedBlocks(content json.RawMessage) ([]Block, bool, error) {
-	var typed []typedBlock
-	if json.Unmarshal(content, &typed) != nil {
-		return nil, false, nil
-	}
-	out := make([]Block, len(typed))
-	for i, f := range typed {
-		if f.Type == nil {
-			return nil, false, nil
-		}
-		b := Block{Type: *f.Type, ID: deref(f.ID), Name: deref(f.Name), ToolUseID: deref(f.ToolUseID),
-			Text: deref(f.Text), HasText: f.Text != nil, Input: f.Input, Content: f.Content, IsError: deref(f.IsError)}
-		var err error
-		if b.Source, err = sourceOf(b.Type, f.Source); err != nil {
-			return nil, true, fmt.Errorf("block %d: %w", i, err)
-		}
-		out[i] = b
-	}
-	return out, true, nil
-}
-
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
 }
 
 // stringField decodes val, a member of a block, into a string as
@@ -399,8 +339,7 @@ func (m Message) Blocks() ([]Block, error) {
 
 // checkedBlocks returns what Blocks returns, but for each block's Raw, with
 // one decode of the content rather than one for the array and one per
-// block, and none of each member when every member has the JSON type the
-// rules read it as. Validation, which reads the blocks' fields only, uses it.
+// block. Validation, which reads the blocks' fields only, uses it.
 func (m Message) checkedBlocks() ([]Block, error) {
 	if m.IsString() {
 		var s string
@@ -411,9 +350,6 @@ func (m Message) checkedBlocks() ([]Block, error) {
 	}
 	if len(m.Content) == 0 || m.Content[0] != '[' {
 		return m.Blocks()
-	}
-	if out, ok, err := typedBlocks(m.Content); ok {
-		return out, err
 	}
 	var fields []blockFields
 	if err := json.Unmarshal(m.Content, &fields); err != nil {
