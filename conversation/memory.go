@@ -285,6 +285,9 @@ func (m *Memory) SaveTurn(ctx context.Context, phone string, messages []Message)
 // other writers keep coming first.
 const maxAttempts = 50
 
+// maxBackoff is the longest wait between two attempts of one change.
+const maxBackoff = 200 * time.Millisecond
+
 // Save appends turn to phone's conversation and sets its last activity to
 // now. If the conversation had expired it starts anew; beyond the turn cap
 // the oldest whole turns are dropped. Base64 images and documents are
@@ -371,10 +374,13 @@ func checkToolIDs(ids, inUse []string) error {
 	return nil
 }
 
-// backoff waits a random while, longer after each failed attempt, so that
-// writers that keep colliding spread out.
+// backoff waits a random while below a ceiling that doubles after each
+// failed attempt, from 1 ms up to maxBackoff, so that writers that keep
+// colliding spread out even when a write takes longer than a few
+// milliseconds (a SQLite commit's fsync on a busy disk).
 func backoff(ctx context.Context, attempt int) error {
-	d := time.Duration(rand.Int64N(int64(min(attempt+1, 10)) * int64(time.Millisecond)))
+	ceiling := min(time.Millisecond<<min(attempt, 16), maxBackoff)
+	d := time.Duration(rand.Int64N(int64(ceiling)))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
