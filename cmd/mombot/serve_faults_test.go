@@ -47,7 +47,7 @@ type faultConfig struct {
 	parallel bool
 }
 
-// faultConfigFromEnv reads the size of the runs: by default a small one,
+// faultConfigFromEnv reads the size of the runs: MOMBOT_FAULTS=small is
 // 3 replicas, 30 senders x 4 messages, every fault on both stores, the
 // runs at once; MOMBOT_FAULTS=1 is the full one (100 senders x 8), one
 // run at a time; and
@@ -105,15 +105,18 @@ func faultConfigFromEnv(t *testing.T) faultConfig {
 // sender's replies in the order their messages were acknowledged, and
 // each turn answered saved (or the person told). The only duplicates
 // allowed are those of the send-then-crash window: at most one per
-// replica killed. It runs a small size by default, a larger one with
-// MOMBOT_FAULTS (see faultConfigFromEnv), and skips with -short; it skips
-// without redis-server or PostgreSQL's binaries, except under CI
+// replica killed. It runs only when MOMBOT_FAULTS asks for it: "small"
+// or "1" (see faultConfigFromEnv), since its replicas need the cores to
+// themselves to measure (.ci/run runs the small size after the suite);
+// it skips without redis-server or PostgreSQL's binaries, except under CI
 // (MOMBOT_CI=1), where it fails. It logs a report of each run; MOMBOT_FAULTS_REPORT
 // names a file to append its rows to as well, and MOMBOT_FAULTS_LOGS a
 // folder to write each replica's log to.
 func TestFaults(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the fault test takes minutes: not with -short")
+	switch os.Getenv("MOMBOT_FAULTS") {
+	case "small", "1":
+	default:
+		t.Skip("the fault test runs alone: MOMBOT_FAULTS=small (a minute, as .ci/run does) or MOMBOT_FAULTS=1 (the full size); see docs/development.md")
 	}
 	c := faultConfigFromEnv(t)
 	t.Logf("%d replicas, %d senders x %d messages, seed %d", c.Replicas, c.Senders, c.Messages, c.Seed)
@@ -551,6 +554,7 @@ type faultReport struct {
 	missing             []string // acknowledged, never answered
 	duplicates          int      // replies beyond the first
 	crashWindow         int      // duplicates whose first reply came just before a replica kill
+	dupes               []string // each duplicate: its key, when its first and this reply came
 	outOfOrder          int      // replies that came after a later message's
 	lostTurns           []string // answered, not in the stored history, the person not told
 	storedTwice         int      // turns stored more than once
@@ -565,6 +569,11 @@ type faultReport struct {
 // crashWindow is how long before a replica's kill -9 a reply may have been
 // sent and not yet recorded.
 const crashWindow = 2 * time.Second
+
+// inFlight is how long after a replica's kill -9 the fake Graph API may
+// record a reply the replica sent before it: the request was on its way,
+// and the fake, on busy cores, takes it in later.
+const inFlight = time.Second
 
 // collect counts what the senders got and what the store holds.
 func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *replicaSet) {
@@ -590,8 +599,9 @@ func (r *faultReport) collect(t *testing.T, tr *traffic, f *serveFixture, reps *
 		}
 		if at, seen := first[key]; seen {
 			r.duplicates++
+			r.dupes = append(r.dupes, fmt.Sprintf("%s first %s again %s", key, at.Format("15:04:05.000"), m.Time.Format("15:04:05.000")))
 			for _, k := range r.kills {
-				if !at.Before(k.Add(-crashWindow)) && at.Before(k) {
+				if !at.Before(k.Add(-crashWindow)) && at.Before(k.Add(inFlight)) {
 					r.crashWindow++
 					break
 				}
@@ -701,7 +711,11 @@ func (r *faultReport) check(t *testing.T) {
 		t.Errorf("%d acknowledged messages never answered: %q", len(r.missing), first(r.missing, 10))
 	}
 	if extra := r.duplicates - r.crashWindow; extra > 0 || r.crashWindow > len(r.kills) {
-		t.Errorf("%d duplicate replies, %d of them just before a replica's kill -9 (allowed: one a kill, %d kills)", r.duplicates, r.crashWindow, len(r.kills))
+		var kills []string
+		for _, k := range r.kills {
+			kills = append(kills, k.Format("15:04:05.000"))
+		}
+		t.Errorf("%d duplicate replies, %d of them just before a replica's kill -9 (allowed: one a kill, kills at %q): %q", r.duplicates, r.crashWindow, kills, first(r.dupes, 10))
 	}
 	if r.outOfOrder > 0 {
 		t.Errorf("%d replies came after the reply to a later message of their sender", r.outOfOrder)
