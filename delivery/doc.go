@@ -34,9 +34,9 @@
 //	   │  removes the message from its queue and records its id for
 //	   │  HandledFor. Done failed: the drain keeps the sender's lock and
 //	   │  tries Done again every second, so that no other replica finds
-//	   │  the message queued; only if the lock is lost or the process
-//	   │  stops does it remember the message as sent, not answer it again,
-//	   │  and do Done again at the next pass.
+//	   │  the message queued, and goes on if the lock is lost; only if
+//	   │  the process stops does it remember the message as sent, not
+//	   │  answer it again, and do Done again at the next pass.
 //	   ▼
 //	done
 //

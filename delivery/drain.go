@@ -207,11 +207,14 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st 
 
 // done records m, whose reply is sent, as handled and removes it from q:
 // one Done. Should that fail, the drain keeps the sender's lock and tries
-// again every doneRetryEvery for as long as it holds it: another holder
-// would find m queued still and answer it again. Only when the lock is
-// lost or the Pipeline stops does done give up; the process then
-// remembers m as sent, does not answer it again, and the next pass that
-// finds it does Done again.
+// again every doneRetryEvery: another holder would find m queued still
+// and answer it again. It goes on when the lock is lost (a store down for
+// longer than a lock lasts): a Done by a holder that lost its lock removes
+// nothing but m (see [Inbox]), and the sooner it lands once the store is
+// back, the less likely the sender's next holder finds m queued. Only
+// when the Pipeline stops does done give up; the process then remembers m
+// as sent, does not answer it again, and the next pass that finds it does
+// Done again.
 func (p *Pipeline) done(held context.Context, log *slog.Logger, q Inbox, m Message) outcome {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(p.ctx), doneTimeout*attempts)
 	err := p.retry(log, "done", ctx, func(ctx context.Context) error { return q.Done(ctx, m.Key, m.ID) })
@@ -219,11 +222,14 @@ func (p *Pipeline) done(held context.Context, log *slog.Logger, q Inbox, m Messa
 	if err != nil {
 		log.Error("delivery: recording the message as handled failed; holding the sender's lock and trying again", "err", err)
 	}
-	for err != nil && held.Err() == nil && p.ctx.Err() == nil {
+	for lost := false; err != nil && p.ctx.Err() == nil; {
+		if held.Err() != nil && !lost {
+			lost = true
+			log.Error("delivery: sender lock lost while the reply is sent and not recorded; trying still to record it", "err", err)
+		}
 		t := time.NewTimer(doneRetryEvery)
 		select {
 		case <-t.C:
-		case <-held.Done():
 		case <-p.ctx.Done():
 		}
 		t.Stop()
@@ -232,7 +238,7 @@ func (p *Pipeline) done(held context.Context, log *slog.Logger, q Inbox, m Messa
 		cancel()
 	}
 	if err != nil {
-		log.Error("delivery: recording the message as handled failed and the sender's lock is lost or the process stops; this process does not answer it again, and the next pass records it", "err", err)
+		log.Error("delivery: recording the message as handled failed and the process stops; this process does not answer it again, and the next pass records it", "err", err)
 		return failed
 	}
 	ctx, cancel = context.WithTimeout(context.WithoutCancel(p.ctx), doneTimeout*attempts)

@@ -337,3 +337,68 @@ func TestPipelineDoneFailsHoldsTheLock(t *testing.T) {
 		t.Errorf("asked %q, want m1 then m2, once each", all)
 	}
 }
+
+// losingLocker is a Local whose locks can be lost to another holder, as
+// a lease runs out while its store is down and another replica takes it:
+// lose ends every held context with ErrLockLost, and from then on Lock
+// waits, as for a holder that keeps the sender, until its ctx ends.
+type losingLocker struct {
+	delivery.Local
+	mu     sync.Mutex
+	lost   bool
+	losers []context.CancelCauseFunc
+}
+
+func (l *losingLocker) Lock(ctx context.Context, key string) (context.Context, func(), error) {
+	l.mu.Lock()
+	lost := l.lost
+	l.mu.Unlock()
+	if lost {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	}
+	held, unlock, err := l.Local.Lock(ctx, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	held, lose := context.WithCancelCause(held)
+	l.mu.Lock()
+	l.losers = append(l.losers, lose)
+	l.mu.Unlock()
+	return held, unlock, nil
+}
+
+func (l *losingLocker) lose() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = true
+	for _, lose := range l.losers {
+		lose(delivery.ErrLockLost)
+	}
+}
+
+// TestPipelineDoneOutlivesTheLock: a Pipeline whose reply is sent and
+// whose Done fails goes on trying Done after its lock is lost (a lease
+// run out while its store was down), so that the reply is recorded once
+// the Inbox is back by the Pipeline that sent it, rather than left queued
+// for the sender's next holder to find and answer again.
+func TestPipelineDoneOutlivesTheLock(t *testing.T) {
+	inbox := &flaky{}
+	inbox.set(false, true)
+	locker := &losingLocker{}
+	h := &handler{}
+	p := delivery.New(h, &delivery.Options{Inbox: inbox, Locker: locker, ResumeEvery: time.Hour, ShutdownLockWait: time.Millisecond, Logger: quiet})
+	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m1"))[0]; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reply", func() bool { _, sent := h.got(); return len(sent) == 1 })
+	locker.lose()
+	// Down for longer than the first retries of Done (0.7 s).
+	time.Sleep(1500 * time.Millisecond)
+	inbox.set(false, false)
+	waitFor(t, "m1 recorded by the Pipeline that sent its reply", func() bool { return inbox.Handled("m1") })
+	shutdown(t, p)
+	if asked, sent := h.got(); len(asked) != 1 || len(sent) != 1 {
+		t.Errorf("asked %q, sent %q; want m1 once", asked, sent)
+	}
+}
