@@ -1,6 +1,7 @@
 // Package deliverytest is the conformance suite of delivery.Inbox: every
-// implementation (Volatile, File, the Redis one) runs it, as slog handlers
-// run testing/slogtest, so that they keep one contract. Its helpers serve
+// implementation (Volatile, File, the Redis and PostgreSQL ones) runs it,
+// as slog handlers run testing/slogtest, so that they keep one contract;
+// RunLocker is the shared Lockers' (Redis, PostgreSQL). Its helpers serve
 // the tests of delivery's other types too, and of their callers.
 package deliverytest
 

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
 	"github.com/mombot/mombot/delivery/postgres"
 	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/internal/pgtest"
@@ -25,67 +26,13 @@ func lockHeld(t *testing.T, l *postgres.Locker, key string) (context.Context, fu
 	return held, unlock
 }
 
-// TestLockExcludes takes one key's lock from many goroutines of two
-// lockers on two pools, as two replicas would: never two at once.
-func TestLockExcludes(t *testing.T) {
-	schema := pgtest.Name(t)
-	lockers := []*postgres.Locker{newLocker(t, schema, nil), newLocker(t, schema, nil)}
-	var mu sync.Mutex
-	inside, entered := 0, 0
-	var wg sync.WaitGroup
-	for i := range 6 {
-		wg.Go(func() {
-			l := lockers[i%2]
-			for range 8 {
-				_, unlock, err := l.Lock(context.Background(), "+14155551234")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				inside++
-				entered++
-				overlap := inside > 1
-				mu.Unlock()
-				if overlap {
-					t.Error("two holders of one lock at once")
-				}
-				time.Sleep(time.Millisecond)
-				mu.Lock()
-				inside--
-				mu.Unlock()
-				unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if entered != 48 {
-		t.Fatalf("%d critical sections, want 48", entered)
-	}
-}
-
-func TestLockWaitsForContext(t *testing.T) {
-	l := newLocker(t, pgtest.Name(t), nil)
-	_, unlock := lockHeld(t, l, "a")
-	defer unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock of a held key: err = %v, want DeadlineExceeded", err)
-	}
-	// Other keys are free.
-	_, ub := lockHeld(t, l, "b")
-	ub()
-	// A released lock is free at once, and unlock twice is harmless.
-	unlock()
-	unlock()
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, again, err := l.Lock(ctx, "a")
-	if err != nil {
-		t.Fatalf("Lock after release: %v", err)
-	}
-	again()
+// TestLocker runs delivery's locker suite on two Lockers in one schema,
+// each on a pool of its own, as two replicas hold them.
+func TestLocker(t *testing.T) {
+	deliverytest.RunLocker(t, func(t *testing.T) (a, b delivery.Locker) {
+		schema := pgtest.Name(t)
+		return newLocker(t, schema, nil), newLocker(t, schema, nil)
+	})
 }
 
 // TestLockRenewed holds a lock for several TTLs: renewal keeps others out.

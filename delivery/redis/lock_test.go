@@ -13,6 +13,8 @@ import (
 	"time"
 
 	conversationredis "github.com/mombot/mombot/conversation/redis"
+	"github.com/mombot/mombot/delivery"
+	"github.com/mombot/mombot/delivery/deliverytest"
 	"github.com/mombot/mombot/delivery/redis"
 	"github.com/mombot/mombot/internal/logtest"
 	"github.com/mombot/mombot/internal/redistest"
@@ -38,12 +40,6 @@ func newLocker(t *testing.T, s *conversationredis.Store, opts *redis.LockerOptio
 	return l
 }
 
-func lock(t *testing.T, l *redis.Locker, key string) func() {
-	t.Helper()
-	_, unlock := lockHeld(t, l, key)
-	return unlock
-}
-
 func lockHeld(t *testing.T, l *redis.Locker, key string) (context.Context, func()) {
 	t.Helper()
 	held, unlock, err := l.Lock(context.Background(), key)
@@ -53,68 +49,13 @@ func lockHeld(t *testing.T, l *redis.Locker, key string) (context.Context, func(
 	return held, unlock
 }
 
-// TestLockExcludes takes one key's lock from many goroutines of two
-// lockers on two connections, as two replicas would: never two at once.
-func TestLockExcludes(t *testing.T) {
-	prefix := redistest.Prefix(t)
-	lockers := []*redis.Locker{newLocker(t, open(t, prefix, nil), nil), newLocker(t, open(t, prefix, nil), nil)}
-	var mu sync.Mutex // guards inside and the test's own bookkeeping only
-	inside, entered := 0, 0
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			l := lockers[i%2]
-			for range 10 {
-				_, unlock, err := l.Lock(context.Background(), "+14155551234")
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				inside++
-				entered++
-				overlap := inside > 1
-				mu.Unlock()
-				if overlap {
-					t.Error("two holders of one lock at once")
-				}
-				time.Sleep(time.Millisecond)
-				mu.Lock()
-				inside--
-				mu.Unlock()
-				unlock()
-			}
-		})
-	}
-	wg.Wait()
-	if entered != 80 {
-		t.Fatalf("%d critical sections, want 80", entered)
-	}
-}
-
-func TestLockWaitsForContext(t *testing.T) {
-	l := newLocker(t, open(t, redistest.Prefix(t), nil), nil)
-	unlock := lock(t, l, "a")
-	defer unlock()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	if _, _, err := l.Lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Lock of a held key: err = %v, want DeadlineExceeded", err)
-	}
-	// Other keys are free.
-	lock(t, l, "b")()
-
-	// A released lock is free at once, and unlock twice is harmless.
-	unlock()
-	unlock()
-	ctx, cancel = context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_, again, err := l.Lock(ctx, "a")
-	if err != nil {
-		t.Fatalf("Lock after release: %v", err)
-	}
-	again()
+// TestLocker runs delivery's locker suite on two Lockers with one prefix,
+// each on a connection of its own, as two replicas hold them.
+func TestLocker(t *testing.T) {
+	deliverytest.RunLocker(t, func(t *testing.T) (a, b delivery.Locker) {
+		prefix := redistest.Prefix(t)
+		return newLocker(t, open(t, prefix, nil), nil), newLocker(t, open(t, prefix, nil), nil)
+	})
 }
 
 // TestLockRenewed holds a lock for several TTLs: renewal keeps others out.
