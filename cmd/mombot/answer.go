@@ -36,13 +36,59 @@ type answerer struct {
 	mem *conversation.Memory
 	log *slog.Logger
 	m   *metrics.Metrics // nil without --metrics-listen
-	// outcomes holds, by message id, what the reply in hand is
-	// (metrics.Outcome*, and a reason), from Answer until it is sent.
-	outcomes *sync.Map
+	// outcomes holds, by message id, what the reply in hand is, from
+	// Answer until it is sent; nil counts nothing.
+	outcomes *outcomeBook
 }
 
 // outcome is what a reply in hand gives the person.
 type outcome struct{ name, reason string }
+
+// outcomeBook remembers, by message id, the outcome of each reply in
+// hand until it is sent. A reply this replica made but never sends (its
+// sender's lock passed to another replica, which answers the message) is
+// forgotten once it is older than delivery.HandledFor, as the pipeline
+// forgets it: the book does not grow with such losses. It is safe for
+// concurrent use; the zero value is empty.
+type outcomeBook struct {
+	mu     sync.Mutex
+	m      map[string]bookedOutcome
+	pruned time.Time
+}
+
+type bookedOutcome struct {
+	outcome
+	at time.Time
+}
+
+// put books o for message id, answered at now, and forgets the outcomes
+// older than delivery.HandledFor, at most once an hour.
+func (b *outcomeBook) put(id string, o outcome, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[string]bookedOutcome{}
+	}
+	b.m[id] = bookedOutcome{o, now}
+	if now.Sub(b.pruned) < time.Hour {
+		return
+	}
+	b.pruned = now
+	for k, v := range b.m {
+		if now.Sub(v.at) > delivery.HandledFor {
+			delete(b.m, k)
+		}
+	}
+}
+
+// take returns and forgets the outcome booked for message id.
+func (b *outcomeBook) take(id string) (outcome, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v, ok := b.m[id]
+	delete(b.m, id)
+	return v.outcome, ok
+}
 
 // replyOutcome says what a reply the assistant made with err gives the
 // person: the answer (saying that the turn is not saved when the save
@@ -77,7 +123,7 @@ func (r answerer) Answer(ctx, held context.Context, m delivery.Message) (parts [
 			o = outcome{metrics.OutcomeApologized, ""}
 		}
 		if err == nil && r.outcomes != nil {
-			r.outcomes.Store(m.ID, o)
+			r.outcomes.put(m.ID, o, time.Now())
 		}
 	}()
 	in, err := r.wa.Inbound(ctx, m)
@@ -122,11 +168,10 @@ func (r answerer) count(id string, err error) {
 	if r.outcomes == nil {
 		return
 	}
-	v, ok := r.outcomes.LoadAndDelete(id)
+	o, ok := r.outcomes.take(id)
 	if !ok || r.m == nil {
 		return
 	}
-	o := v.(outcome)
 	if err != nil {
 		o = outcome{metrics.OutcomeNotSent, ""}
 	}

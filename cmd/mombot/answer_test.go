@@ -99,7 +99,7 @@ func (f *answerFixture) start() {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	pipe := delivery.New(answerer{wa: wa, a: f.a, mem: f.mem, log: log, m: f.m, outcomes: &sync.Map{}}, &delivery.Options{Inbox: q, Logger: log})
+	pipe := delivery.New(answerer{wa: wa, a: f.a, mem: f.mem, log: log, m: f.m, outcomes: &outcomeBook{}}, &delivery.Options{Inbox: q, Logger: log})
 	if f.srv, err = whatsapp.NewServer(wa, pipe, nil); err != nil {
 		f.t.Fatal(err)
 	}
@@ -289,6 +289,37 @@ func TestAnswererOutcomes(t *testing.T) {
 	} {
 		if got := messagesTotal(t, f.m, c.outcome, c.reason); got != c.want {
 			t.Errorf("mombot_messages_total{outcome=%q,reason=%q} = %v, want %v", c.outcome, c.reason, got, c.want)
+		}
+	}
+}
+
+// A reply booked and never sent (its sender's lock passed to another
+// replica) is forgotten once older than delivery.HandledFor; one sent is
+// counted once.
+func TestOutcomeBookForgetsRepliesNeverSent(t *testing.T) {
+	var b outcomeBook
+	t0 := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	answered := outcome{metrics.OutcomeAnswered, ""}
+	b.put("wamid.lost", answered, t0)
+	b.put("wamid.sent", answered, t0)
+	if o, ok := b.take("wamid.sent"); !ok || o != answered {
+		t.Fatalf("take(sent) = %v, %v; want %v, true", o, ok, answered)
+	}
+	if _, ok := b.take("wamid.sent"); ok {
+		t.Fatal("an outcome was taken twice")
+	}
+	// Within HandledFor the pipeline may still send it: kept.
+	b.put("wamid.recent", answered, t0.Add(delivery.HandledFor-time.Minute))
+	if len(b.m) != 2 {
+		t.Fatalf("book holds %d outcomes within HandledFor; want 2", len(b.m))
+	}
+	b.put("wamid.later", answered, t0.Add(delivery.HandledFor+2*time.Hour))
+	if _, ok := b.m["wamid.lost"]; ok {
+		t.Error("an outcome older than HandledFor is still booked")
+	}
+	for _, id := range []string{"wamid.recent", "wamid.later"} {
+		if _, ok := b.take(id); !ok {
+			t.Errorf("outcome of %s forgotten", id)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mombot/mombot/assistant"
@@ -216,7 +215,7 @@ func (p messagePath) open(e *env) (*whatsapp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	pipe := delivery.New(answerer{wa: wa, a: p.a, mem: p.mem, log: e.log, m: p.m, outcomes: &sync.Map{}}, &delivery.Options{
+	pipe := delivery.New(answerer{wa: wa, a: p.a, mem: p.mem, log: e.log, m: p.m, outcomes: &outcomeBook{}}, &delivery.Options{
 		Inbox: p.inbox, Locker: p.senders.locker, Logger: e.log,
 	})
 	srv, err := whatsapp.NewServer(wa, pipe, &whatsapp.ServerOptions{Health: p.senders.health()})
