@@ -162,6 +162,10 @@ func leftovers(t *testing.T, dir string, needles ...string) []string {
 	return found
 }
 
+// eraseGoneReport is what mombot erase prints for eraseGone once
+// seedErase has seeded a store.
+const eraseGoneReport = "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"
+
 func TestEraseLeavesNoByte(t *testing.T) {
 	digits := strings.TrimPrefix(eraseGone, "+")
 	for _, kind := range []string{"file", "sqlite"} {
@@ -177,8 +181,8 @@ func TestEraseLeavesNoByte(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("erase: exit %d: %s", code, errOut)
 			}
-			if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
-				t.Errorf("erase printed %q, want %q", out, want)
+			if out != eraseGoneReport {
+				t.Errorf("erase printed %q, want %q", out, eraseGoneReport)
 			}
 			if got := leftovers(t, dir, digits, eraseGoneText); len(got) > 0 {
 				t.Errorf("after erase: %s", strings.Join(got, "; "))
@@ -198,15 +202,7 @@ func TestEraseLeavesNoByte(t *testing.T) {
 
 func TestEraseRedis(t *testing.T) {
 	url := testRedisURL(t)
-	seedErase(t, url)
-	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": url}, "erase", eraseGone)
-	if code != 0 {
-		t.Fatalf("erase: exit %d: %s", code, errOut)
-	}
-	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
-		t.Errorf("erase printed %q, want %q", out, want)
-	}
-	assertErasedKeepsOthers(t, url)
+	eraseSeeded(t, url)
 
 	ctx := context.Background()
 	s, err := openStore(ctx, url, quietEnv())
@@ -241,13 +237,20 @@ func TestEraseRedis(t *testing.T) {
 // inbox too, which delivery/postgres keeps in the store's schema.
 func TestErasePostgres(t *testing.T) {
 	url := testPostgresURL(t)
+	eraseSeeded(t, url)
+}
+
+// eraseSeeded seeds the store at url, erases eraseGone with mombot erase,
+// and checks what it printed and what it left.
+func eraseSeeded(t *testing.T, url string) {
+	t.Helper()
 	seedErase(t, url)
 	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": url}, "erase", eraseGone)
 	if code != 0 {
 		t.Fatalf("erase: exit %d: %s", code, errOut)
 	}
-	if want := "erased " + eraseGone + ": conversations 1, recent 1, usage 2, notes 2, summaries 1, inbox messages 1, handled ids 1\n"; out != want {
-		t.Errorf("erase printed %q, want %q", out, want)
+	if out != eraseGoneReport {
+		t.Errorf("erase printed %q, want %q", out, eraseGoneReport)
 	}
 	assertErasedKeepsOthers(t, url)
 }
