@@ -26,6 +26,11 @@ type Message struct {
 	Key string
 	// Body is the message itself, a JSON value the package does not read.
 	Body json.RawMessage
+	// Sending is set by [Inbox.Peek] on a message marked by
+	// [Inbox.Sending]: a holder of its sender's lock was sending its reply
+	// and has not recorded it done. Push, MarshalJSON and UnmarshalJSON
+	// ignore it: a message is pushed, and stored, unmarked.
+	Sending bool
 }
 
 // envelope is how a Message is stored by the backends.
@@ -61,7 +66,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	if e.ID == "" || e.Key == "" || len(e.Body) == 0 {
 		return errors.New("delivery: message without an id, a key or a body")
 	}
-	*m = Message(e)
+	*m = Message{ID: e.ID, Key: e.Key, Body: e.Body}
 	return nil
 }
 
@@ -99,7 +104,17 @@ var (
 //     same messages again finds those kept as duplicates), and dup is nil.
 //     It fails, keeping nothing, when a Body is not JSON.
 //   - Peek returns the message at the head of key's queue without removing
-//     it; ok is false when the queue is empty.
+//     it; ok is false when the queue is empty. m.Sending reports the head's
+//     mark of Sending.
+//   - Sending is the transition "reply being sent", written before the
+//     reply is sent: in one write, it marks the head of key's queue, if
+//     its id is id, as having its reply sent (and nothing otherwise). The
+//     mark lasts until Done removes the message: it tells the sender's
+//     next holder that a reply may have been sent and not recorded, so
+//     that it waits for the holder that sent it to record it (see
+//     [Options].SendingGrace). A message pushed is unmarked. On error the
+//     mark may or may not have been written, and the caller does not send.
+//     A durable Inbox keeps the mark as it keeps the queue.
 //   - Done is the transition "reply sent", and the only one that removes
 //     a message: in one atomic write, it removes the head of key's queue if
 //     its id is id (and nothing otherwise, so a repeated Done, or one by a
@@ -117,11 +132,12 @@ var (
 //
 // Implementations must be safe for concurrent use, by every process that
 // shares them. Anybody may Push; only the holder of key's [Locker] lock
-// peeks at key's queue and calls Done, which is what makes a message
+// peeks at key's queue and calls Sending and Done, which is what makes a message
 // handled by one holder at a time.
 type Inbox interface {
 	Push(ctx context.Context, batch ...Message) (dup []bool, err error)
 	Peek(ctx context.Context, key string) (m Message, ok bool, err error)
+	Sending(ctx context.Context, key, id string) error
 	Done(ctx context.Context, key, id string) error
 	Keys(ctx context.Context) ([]string, error)
 	Erase(ctx context.Context, key string) (queued, handled int, err error)

@@ -20,13 +20,19 @@
 //	queued ◄── a drain: at once, at each pass (every minute), at the next start,
 //	   │       or in another replica; it holds the sender's Locker lock and
 //	   │       takes the head of the sender's queue (Peek)
+//	   │  marked "sending" and not in hand in this process: another holder
+//	   │  (or this process before a restart) may have sent its reply; wait
+//	   │  SendingGrace (15 s) for it to record it, Peek again, and answer
+//	   │  it only if it is still the head (its holder died)
 //	   ▼
 //	answering ── Handler.Answer, given the lock held ──── ErrSkip (too old,
 //	   │         lock lost or shutdown: stays queued       unreadable) ──────┐
 //	   ▼                                                                    │
-//	reply in hand ── Handler.Send ── ErrTemporary: the rest is kept in the  │
+//	reply in hand ── Inbox.Sending marks it "sending" (durable), then       │
+//	   │             Handler.Send ── ErrTemporary: the rest is kept in the  │
 //	   │             process and sent at a later pass, not asked again;     │
-//	   │             lock lost before sending: kept so, stays queued;       │
+//	   │             the mark failed, or the lock was lost before sending:  │
+//	   │             kept so, not sent, stays queued;                       │
 //	   │             refused for good: logged, done with                    │
 //	   ▼                                                                    │
 //	sent ◄──────────────────────────────────────────────────────────────────┘
@@ -34,20 +40,27 @@
 //	   │  removes the message from its queue and records its id for
 //	   │  HandledFor. Done failed: the drain keeps the sender's lock and
 //	   │  tries Done again every second, so that no other replica finds
-//	   │  the message queued, and goes on if the lock is lost; only if
-//	   │  the process stops does it remember the message as sent, not
-//	   │  answer it again, and do Done again at the next pass.
+//	   │  the message queued, and goes on if the lock is lost (the store
+//	   │  down longer than the lease), the mark holding the next holder
+//	   │  back meanwhile; only if the process stops does it remember the
+//	   │  message as sent, not answer it again, and do Done again at the
+//	   │  next pass.
 //	   ▼
 //	done
 //
-// Only "queued" and "done" are durable. "answering", "reply in hand" and
-// "sent" live in the process: a reply in hand is sent at a later pass
-// without asking the Handler again; a message sent whose Done failed (a
-// full disk, Redis down) keeps its sender's lock held until Done works,
-// and is not answered again by this process. A drain that the Inbox or
-// the Locker failed is tried again a few seconds later. After a crash, a message in
-// those states is queued still and is answered anew: at least once, and
-// twice only if the crash falls between sending its reply and its Done.
+// "queued", its mark "sending" and "done" are durable. "answering",
+// "reply in hand" and "sent" live in the process: a reply in hand is sent
+// at a later pass without asking the Handler again; a message sent whose
+// Done failed (a full disk, Redis down) keeps its sender's lock held until
+// Done works, and is not answered again by this process. A lease cannot be
+// renewed while its store is down, so the mark is what keeps a sender
+// blocked for other replicas until the reply is recorded: the next holder
+// waits SendingGrace, longer than a live holder needs to land its Done
+// once the store answers. A drain that the Inbox or the Locker failed is
+// tried again a few seconds later. After a crash, a message in those
+// states is queued still and is answered anew (after the grace, if it was
+// marked): at least once, and twice only if the crash falls between
+// sending its reply and its Done.
 //
 // # Guarantees
 //
@@ -62,7 +75,9 @@
 //     memory come after those in the Inbox, and the later ones join them.
 //   - Several replicas on Redis share the Inbox and the lock; one whose
 //     lock passed to another (cut off longer than its TTL) stops before
-//     sending the reply in hand.
+//     sending the reply in hand, and one that sent its reply and lost the
+//     lock before recording it leaves the message marked, so that the next
+//     holder waits for the record rather than answering it again.
 //   - Shutdown answers what was accepted, for as long as its context
 //     allows; what is left stays queued for the next start.
 //

@@ -117,7 +117,7 @@ type outcome int
 const (
 	done    outcome = iota // its reply is sent, or it needs none: it left the Inbox
 	stopped                // the Pipeline stops, the lock was lost, or its reply waits for a later pass
-	failed                 // its reply is sent, but the Inbox failed to record it: the process remembers it
+	failed                 // the Inbox failed (to record a reply sent, the process remembering it): the drain is tried again later
 )
 
 // handle takes m through answering, sending and Done, resuming where this
@@ -134,23 +134,72 @@ func (p *Pipeline) handle(held context.Context, log *slog.Logger, q Inbox, m Mes
 		// answered the other copy, the one in memory or the Inbox's.
 		log.Info("delivery: message answered already from another copy; recording it, not answering it again")
 		return p.done(held, log, q, m)
+	case m.Sending && !st.marked:
+		// Another holder, or this process before a restart, marked it
+		// and has not recorded it.
+		if again, o := p.awaitSender(held, log, q, m); !again {
+			return o
+		}
 	case st.phase == phaseAnswered && st.pass != 0 && st.pass == p.pass.Load():
 		// Its send failed for now during this pass: the next pass sends it.
 		return stopped
 	case st.phase == phaseAnswered:
 		log.Info("delivery: sending the reply that could not be sent before")
 	}
-	if !p.answer(held, log, m, st) {
-		return stopped
+	if o := p.answer(held, log, q, m, st); o != done {
+		return o
 	}
 	return p.done(held, log, q, m)
 }
 
-// answer answers m, or sends the rest of the reply st holds, and reports
-// whether m is done with: its reply sent, no reply needed, or one that
-// cannot be sent. The phases it leaves m in (answered, sent) are the
-// process's memory of m should the drain stop, or Done fail.
-func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st state) bool {
+// awaitSender waits SendingGrace for the holder that marked m, whose reply
+// it was sending, to record it, and then peeks at m's queue again. It
+// reports whether m is still the head, to be answered again (its holder
+// died), or else what became of m: done if it left the queue, stopped if
+// the lock was lost or a shutdown ran out of time during the wait (m stays
+// queued, marked, for the next holder), failed if the Inbox failed. Like
+// a drain, the wait goes on through a shutdown, for as long as its
+// context allows.
+func (p *Pipeline) awaitSender(held context.Context, log *slog.Logger, q Inbox, m Message) (again bool, o outcome) {
+	log.Info("delivery: the message's reply was being sent by another holder of the lock, which has not recorded it; waiting for it", "grace", p.o.SendingGrace)
+	t := time.NewTimer(p.o.SendingGrace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-held.Done():
+		log.Warn("delivery: sender lock lost; the sender's messages are left to its next holder")
+		return false, stopped
+	case <-p.ctx.Done():
+		return false, stopped
+	}
+	var head Message
+	var ok bool
+	err := p.retry(log, "peek", p.ctx, func(ctx context.Context) (err error) {
+		head, ok, err = q.Peek(ctx, m.Key)
+		return err
+	})
+	switch {
+	case err != nil && p.ctx.Err() != nil:
+		return false, stopped
+	case err != nil:
+		log.Error("delivery: inbox failed; the sender's messages wait for a drain a little later", "err", err)
+		return false, failed
+	case !ok || head.ID != m.ID:
+		log.Info("delivery: the message's reply was recorded by the holder that sent it")
+		return false, done
+	}
+	log.Warn("delivery: the message's reply was being sent by a holder that did not record it in time, and may have been sent: answering it again", "grace", p.o.SendingGrace)
+	return true, done
+}
+
+// answer answers m, or sends the rest of the reply st holds, marking m in
+// q (Sending) before it sends, and reports done once m is done with: its
+// reply sent, no reply needed, or one that cannot be sent; stopped when
+// the reply waits for a later pass or the next holder; failed when the
+// mark failed, the reply waiting in hand for a drain a little later. The
+// phases it leaves m in (answered, sent) are the process's memory of m
+// should the drain stop, or Done fail.
+func (p *Pipeline) answer(held context.Context, log *slog.Logger, q Inbox, m Message, st state) outcome {
 	// Once the lock is lost the next holder answers the message: going on
 	// would answer it twice.
 	ctx, cancel := context.WithCancel(p.ctx)
@@ -167,14 +216,14 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st 
 			} else {
 				log.Warn("delivery: message not answered: shutting down; it stays queued for the next start")
 			}
-			return false
+			return stopped
 		case errors.Is(err, ErrSkip):
 			p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
-			return true
+			return done
 		case err != nil:
 			log.Error("delivery: message cannot be answered; it is done with", "err", err)
 			p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
-			return true
+			return done
 		}
 	}
 	// ctx follows held only through an AfterFunc, which runs in a
@@ -184,7 +233,27 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st 
 	if held.Err() != nil {
 		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, at: p.o.Now()})
 		log.Warn("delivery: sender lock lost before the reply was sent; the message is left to its next holder")
-		return false
+		return stopped
+	}
+	// The mark first, so that a next holder of the lock that finds m
+	// queued still waits for this one to record it; a reply whose mark
+	// cannot be written is not sent.
+	if !m.Sending && !st.marked {
+		err := p.retry(log, "sending", ctx, func(ctx context.Context) error { return q.Sending(ctx, m.Key, m.ID) })
+		if err != nil {
+			p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, at: p.o.Now()})
+			if ctx.Err() != nil {
+				log.Warn("delivery: reply not sent: the sender lock was lost or the process stops; it is kept for the sender's next drain in this process")
+				return stopped
+			}
+			log.Error("delivery: marking the reply as being sent failed; it is not sent, and is kept for a drain a little later", "err", err)
+			return failed
+		}
+	}
+	if held.Err() != nil {
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, marked: true, at: p.o.Now()})
+		log.Warn("delivery: sender lock lost before the reply was sent; the message is left to its next holder")
+		return stopped
 	}
 	n, err := p.h.Send(ctx, m, parts)
 	switch {
@@ -192,17 +261,17 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, m Message, st 
 	case ctx.Err() != nil:
 		// The rest waits, in this process, for the next holder of the
 		// lock; after a restart the message is answered anew.
-		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], at: p.o.Now()})
-		return false
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], marked: true, at: p.o.Now()})
+		return stopped
 	case errors.Is(err, ErrTemporary):
-		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], pass: p.pass.Load(), at: p.o.Now()})
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts[n:], marked: true, pass: p.pass.Load(), at: p.o.Now()})
 		log.Warn("delivery: reply not sent for now; it stays in the inbox and is sent at a later pass", "parts_left", len(parts)-n, "err", err)
-		return false
+		return stopped
 	default:
 		log.Error("delivery: reply cannot be sent; the message is done with", "parts_left", len(parts)-n, "err", err)
 	}
 	p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
-	return true
+	return done
 }
 
 // done records m, whose reply is sent, as handled and removes it from q:
@@ -311,6 +380,10 @@ type state struct {
 	phase int
 	// parts are the parts of the reply not yet sent (phaseAnswered).
 	parts []string
+	// marked is set once the Inbox holds the message marked by this
+	// process's Sending (or marked by a holder it waited for): a mark the
+	// process finds without it is another holder's.
+	marked bool
 	// pass is the resume pass during which a send failed for a passing
 	// reason: the reply waits for the next one.
 	pass int64

@@ -26,14 +26,22 @@ import (
 //
 //	{"mombot_inbox":1}
 //	{"op":"push","id":"wamid.HBgL...","key":"+16505551234","body":{...}}
+//	{"op":"sending","id":"wamid.HBgL...","key":"+16505551234"}
 //	{"op":"done","id":"wamid.HBgL...","key":"+16505551234","at":1771929300}
 //
-// A push record appends a message to its sender's queue; a done record
-// removes the head of the sender's queue if it is that message, and
-// records its id as handled at "at" (Unix seconds) for its sender. Push
-// appends one record per message of its batch and Done one record, each
-// call with one write and one fsync before it returns, so that a call
-// costs the same however long the queues are. When the log holds more
+// A push record appends a message to its sender's queue; a sending record
+// marks the head of the sender's queue, if it is that message, as having
+// its reply sent (see [Inbox]); a done record removes the head of the
+// sender's queue if it is that message, and records its id as handled at
+// "at" (Unix seconds) for its sender. Push appends one record per message
+// of its batch and Done one record, each call with one write and one
+// fsync before it returns, so that a call costs the same however long the
+// queues are. Sending appends its record without an fsync: the other
+// processes that share the File read it at once, and it survives the
+// process's kill -9; only a crash of the machine may lose it, and then the
+// message is answered again at the next start without the wait the mark
+// asks for, which after a crash nobody needs, since a File has one
+// process answering from it. When the log holds more
 // than twice the records its state needs, the next write replaces it with
 // a log of that state (atomically: a temporary file, fsync, rename, fsync
 // of the folder; mode 0600), which also drops the ids handled more than
@@ -112,6 +120,10 @@ func (st *fileState) apply(r record) {
 	case "push":
 		st.queues[r.Key] = append(st.queues[r.Key], Message{ID: r.ID, Key: r.Key, Body: r.Body})
 		st.waiting[r.ID] = true
+	case "sending":
+		if q := st.queues[r.Key]; len(q) > 0 && q[0].ID == r.ID {
+			q[0].Sending = true
+		}
 	case "done":
 		if q := st.queues[r.Key]; len(q) > 0 && q[0].ID == r.ID {
 			if len(q) == 1 {
@@ -130,6 +142,9 @@ func (st *fileState) live() int {
 	n := len(st.handled)
 	for _, q := range st.queues {
 		n += len(q)
+		if q[0].Sending {
+			n++
+		}
 	}
 	return n
 }
@@ -287,7 +302,7 @@ func (f *File) read(file *os.File, at int64, whole bool) error {
 		var rec record
 		// A done record without a key is an id v0.1.0 recorded, without
 		// its sender.
-		if json.Unmarshal(line, &rec) != nil || rec.ID == "" || !(rec.Op == "done" || rec.Op == "push" && rec.Key != "" && len(rec.Body) > 0) {
+		if json.Unmarshal(line, &rec) != nil || rec.ID == "" || !(rec.Op == "done" || rec.Op == "sending" && rec.Key != "" || rec.Op == "push" && rec.Key != "" && len(rec.Body) > 0) {
 			skipped++
 			continue
 		}
@@ -356,13 +371,13 @@ func (f *File) isKnown(id string) bool {
 	return ok && f.now().Sub(h.at) < HandledFor
 }
 
-// write makes recs durable and applies them to f.st: appended with one
-// fsync, or with the whole state in a new log when the log holds more
-// than twice what it needs (or is in v0.1.0's format, or compact is set).
-// On error f.st is as it was. The lock is held.
-func (f *File) write(recs []record, compact bool) error {
+// write writes recs and applies them to f.st: appended, with one fsync if
+// durable is set, or with the whole state in a new log (always durable)
+// when the log holds more than twice what it needs (or is in v0.1.0's
+// format). On error f.st is as it was. The lock is held.
+func (f *File) write(recs []record, durable bool) error {
 	live := f.st.live()
-	if compact || f.v010 || f.end == 0 || f.st.records+len(recs) > 2*(live+len(recs))+minCompact {
+	if f.v010 || f.end == 0 || f.st.records+len(recs) > 2*(live+len(recs))+minCompact {
 		next := f.st.clone()
 		for _, r := range recs {
 			next.apply(r)
@@ -393,7 +408,7 @@ func (f *File) write(recs []record, compact bool) error {
 	if err == nil {
 		err = file.Truncate(f.end + int64(n))
 	}
-	if err == nil {
+	if err == nil && durable {
 		err = syncFile(file)
 	}
 	if err != nil {
@@ -473,6 +488,12 @@ func (f *File) rewrite(st *fileState) error {
 				}
 				records++
 			}
+			if head := st.queues[key][0]; head.Sending {
+				if err := enc.Encode(record{Op: "sending", ID: head.ID, Key: key}); err != nil {
+					return err
+				}
+				records++
+			}
 		}
 		if err := bw.Flush(); err != nil {
 			return err
@@ -547,7 +568,7 @@ func (f *File) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 		if len(kept) == 0 {
 			return nil
 		}
-		if err := f.write(kept, false); err != nil {
+		if err := f.write(kept, true); err != nil {
 			return fmt.Errorf("delivery: inbox push: %w", err)
 		}
 		return nil
@@ -579,8 +600,26 @@ func (f *File) Done(ctx context.Context, key, id string) error {
 		return err
 	}
 	return f.locked(func() error {
-		if err := f.write([]record{{Op: "done", ID: id, Key: key, At: f.now().Unix()}}, false); err != nil {
+		if err := f.write([]record{{Op: "done", ID: id, Key: key, At: f.now().Unix()}}, true); err != nil {
 			return fmt.Errorf("delivery: inbox done: %w", err)
+		}
+		return nil
+	})
+}
+
+// Sending implements [Inbox]: one record, written without an fsync (see
+// [File]), and none when the head of key's queue is not id or is marked
+// already.
+func (f *File) Sending(ctx context.Context, key, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return f.locked(func() error {
+		if q := f.st.queues[key]; len(q) == 0 || q[0].ID != id || q[0].Sending {
+			return nil
+		}
+		if err := f.write([]record{{Op: "sending", ID: id, Key: key}}, false); err != nil {
+			return fmt.Errorf("delivery: inbox sending: %w", err)
 		}
 		return nil
 	})

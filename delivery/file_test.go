@@ -29,6 +29,13 @@ func TestFileConformance(t *testing.T) {
 	})
 }
 
+func TestFileDurable(t *testing.T) {
+	deliverytest.RunDurable(t, func(t *testing.T) (delivery.Inbox, func() delivery.Inbox) {
+		path := filepath.Join(t.TempDir(), "inbox.json")
+		return openFile(t, path, nil), func() delivery.Inbox { return openFile(t, path, nil) }
+	})
+}
+
 func openFile(t *testing.T, path string, now func() time.Time) *delivery.File {
 	t.Helper()
 	f, err := delivery.OpenFile(path, &delivery.FileOptions{Now: now, Logger: quiet})

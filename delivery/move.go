@@ -20,6 +20,12 @@ import (
 // queued, and a redelivery to src is a duplicate. After a failure between
 // the two, the message is queued in both; a Move again removes it from src
 // (dst already holds it, a duplicate).
+//
+// A message marked by [Inbox.Sending] in src moves unmarked (Push takes
+// no mark): its reply may have been sent by a holder on src that never
+// recorded it, and dst's holder answers it at once, as after a crash
+// between a send and its Done. Stop the processes answering src before a
+// Move, as mombot history migrate --inbox asks.
 func Move(ctx context.Context, src, dst Inbox, locker Locker) (moved int, err error) {
 	keys, err := src.Keys(ctx)
 	if err != nil {

@@ -45,6 +45,7 @@ var (
 const (
 	DefaultResumeEvery      = time.Minute
 	DefaultShutdownLockWait = 5 * time.Second
+	DefaultSendingGrace     = 15 * time.Second
 )
 
 // Timings of the calls to an Inbox.
@@ -52,7 +53,7 @@ const (
 	// pushTimeout bounds the push of a message, which happens before the
 	// webhook delivery is answered.
 	pushTimeout = 2 * time.Second
-	// callTimeout bounds each Peek, Done and Keys.
+	// callTimeout bounds each Peek, Sending, Done and Keys.
 	callTimeout = 10 * time.Second
 	// attempts is how many times a failed Peek or Done is tried, waiting
 	// retryDelay before the second try and twice as long before each next.
@@ -90,6 +91,18 @@ type Options struct {
 	// waits for a sender's lock another replica holds (that replica
 	// answers the sender's messages). 0 means DefaultShutdownLockWait.
 	ShutdownLockWait time.Duration
+	// SendingGrace is how long a drain holding a sender's lock waits when
+	// it finds at the head of the sender's queue a message marked by
+	// [Inbox.Sending] that this process does not hold as answered: the
+	// holder that marked it, which lost the lock while the store was down,
+	// may have sent its reply and be about to record it. A live holder
+	// tries its Done again every second, each try bounded by 10 s, so it
+	// lands within about 11 s of the store's return; the grace must be
+	// longer. If the message is still the head afterwards, its holder
+	// died (or this process, before a restart) and it is answered again:
+	// the one duplicate of a crash between a send and its Done. 0 means
+	// DefaultSendingGrace.
+	SendingGrace time.Duration
 	// Logger receives the Pipeline's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -146,6 +159,9 @@ func New(h Handler, opts *Options) *Pipeline {
 	}
 	if o.ShutdownLockWait <= 0 {
 		o.ShutdownLockWait = DefaultShutdownLockWait
+	}
+	if o.SendingGrace <= 0 {
+		o.SendingGrace = DefaultSendingGrace
 	}
 	p := &Pipeline{h: h, o: o, log: o.Logger, mem: &Volatile{Now: o.Now}}
 	if m, ok := o.Inbox.(*Volatile); ok {

@@ -49,7 +49,7 @@ func (q *Volatile) Push(ctx context.Context, batch ...Message) ([]bool, error) {
 		if err := json.Compact(&b, m.Body); err != nil {
 			return nil, fmt.Errorf("delivery: message %s: body is not JSON: %w", m.ID, err)
 		}
-		m.Body = b.Bytes()
+		m.Body, m.Sending = b.Bytes(), false
 		kept[i] = m
 	}
 	q.mu.Lock()
@@ -105,6 +105,19 @@ func (q *Volatile) Peek(ctx context.Context, key string) (Message, bool, error) 
 	m := q.queues[key][0]
 	m.Body = slices.Clone(m.Body)
 	return m, true, nil
+}
+
+// Sending implements [Inbox].
+func (q *Volatile) Sending(ctx context.Context, key, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ms := q.queues[key]; len(ms) > 0 && ms[0].ID == id {
+		ms[0].Sending = true
+	}
+	return nil
 }
 
 // Done implements [Inbox].

@@ -125,6 +125,7 @@ type setup struct {
 	MemoryFallback   bool
 	ResumeEvery      time.Duration
 	ShutdownLockWait time.Duration
+	SendingGrace     time.Duration
 	// Health is the Server's health check.
 	Health func(ctx context.Context) error
 	// Responder answers; nil means the harness's own recorder.
@@ -224,7 +225,7 @@ func (h *harness) start() {
 	}
 	pipe := delivery.New(stage{client: client, resp: h.resp}, &delivery.Options{
 		Inbox: h.cfg.Inbox, Locker: h.cfg.Locker, MemoryFallback: h.cfg.MemoryFallback,
-		ResumeEvery: h.cfg.ResumeEvery, ShutdownLockWait: h.cfg.ShutdownLockWait,
+		ResumeEvery: h.cfg.ResumeEvery, ShutdownLockWait: h.cfg.ShutdownLockWait, SendingGrace: h.cfg.SendingGrace,
 		Logger: h.cfg.Logger, Now: h.cfg.Now,
 	})
 	h.srv, err = whatsapp.NewServer(client, pipe, &whatsapp.ServerOptions{Health: h.cfg.Health})

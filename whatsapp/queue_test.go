@@ -53,6 +53,15 @@ func (q *memQueue) Peek(ctx context.Context, key string) (delivery.Message, bool
 	return q.in.Peek(ctx, key)
 }
 
+func (q *memQueue) Sending(ctx context.Context, key, id string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return errQueueDown
+	}
+	return q.in.Sending(ctx, key, id)
+}
+
 func (q *memQueue) Done(ctx context.Context, key, id string) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -45,11 +45,12 @@ func TestAnsweredIsLoggedOnceSent(t *testing.T) {
 
 // TestShutdownDoesNotWaitToRetryASend: once Shutdown begins, a reply whose
 // send failed is not retried after the backoff; it stays in the inbox, and
-// the next start sends it. Shutdown returns without its context running
-// out, although the backoff (at least 15 s here) is longer than the
-// context allows.
+// the next start sends it, once it has waited (SendingGrace) for the
+// holder that marked it as being sent. Shutdown returns without its
+// context running out, although the backoff (at least 15 s here) is
+// longer than the context allows.
 func TestShutdownDoesNotWaitToRetryASend(t *testing.T) {
-	h := newHarness(t, func(c *setup) { c.RetryDelay = time.Hour })
+	h := newHarness(t, func(c *setup) { c.RetryDelay, c.SendingGrace = time.Hour, 10*time.Millisecond })
 	h.graph.FailNext(1, http.StatusServiceUnavailable)
 	if code := h.post(text(sheenaWaID, "wamid.retry", "still there?")); code != http.StatusOK {
 		t.Fatalf("delivery: %d", code)

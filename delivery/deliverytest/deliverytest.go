@@ -32,6 +32,38 @@ func Run(t *testing.T, open func(t *testing.T) delivery.Inbox) {
 	}
 }
 
+// RunDurable runs the cases of a durable Inbox, besides Run's: open
+// returns a new, empty Inbox and a function that opens another on the
+// same data, as a process started again would.
+func RunDurable(t *testing.T, open func(t *testing.T) (in delivery.Inbox, reopen func() delivery.Inbox)) {
+	for _, c := range durableCases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Helper()
+			in, reopen := open(t)
+			c.run(t, in, reopen)
+		})
+	}
+}
+
+var durableCases = []struct {
+	name string
+	run  func(t *testing.T, in delivery.Inbox, reopen func() delivery.Inbox)
+}{
+	{"the Sending mark is kept with the queue: another Inbox on the data finds it, also after a write of another sender", func(t *testing.T, in delivery.Inbox, reopen func() delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"), Msg("+2", "b1"))
+		Sending(t, in, "+1", "a1")
+		Erase(t, in, "+2")
+		again := reopen()
+		if m, _ := Peek(t, again, "+1"); m.ID != "a1" || !m.Sending {
+			t.Fatalf("head of +1 in another Inbox = %s, Sending %v; want a1 marked", m.ID, m.Sending)
+		}
+		Done(t, again, "+1", "a1")
+		if m, _ := Peek(t, reopen(), "+1"); m.ID != "a2" || m.Sending {
+			t.Errorf("head of +1 after Done(a1) = %s, Sending %v; want a2 unmarked", m.ID, m.Sending)
+		}
+	}},
+}
+
 var cases = []struct {
 	name string
 	run  func(t *testing.T, in delivery.Inbox)
@@ -197,6 +229,69 @@ var cases = []struct {
 			t.Errorf("head of +2 = %q, want b1", m.ID)
 		}
 	}},
+	{"Sending marks the head only, and only if it is the message; Done removes it with its mark", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"))
+		Sending(t, in, "+1", "a2") // not the head
+		Sending(t, in, "+2", "a1") // another key, with no queue
+		if m, _ := Peek(t, in, "+1"); m.ID != "a1" || m.Sending {
+			t.Fatalf("head of +1 = %s, Sending %v after Sending of others; want a1 unmarked", m.ID, m.Sending)
+		}
+		Sending(t, in, "+1", "a1")
+		Sending(t, in, "+1", "a1") // repeated: harmless
+		for range 2 {
+			if m, _ := Peek(t, in, "+1"); m.ID != "a1" || !m.Sending {
+				t.Fatalf("head of +1 = %s, Sending %v; want a1 marked", m.ID, m.Sending)
+			}
+		}
+		Done(t, in, "+1", "a1")
+		if m, _ := Peek(t, in, "+1"); m.ID != "a2" || m.Sending {
+			t.Errorf("head of +1 after Done(a1) = %s, Sending %v; want a2 unmarked", m.ID, m.Sending)
+		}
+		if !Dup(t, in, Msg("+1", "a1")) {
+			t.Error("Push of a marked message done: kept, want a duplicate")
+		}
+	}},
+	{"a message pushed is unmarked, whatever its Sending says", func(t *testing.T, in delivery.Inbox) {
+		m := Msg("+1", "a1")
+		m.Sending = true
+		Push(t, in, m)
+		if got, _ := Peek(t, in, "+1"); got.ID != "a1" || got.Sending {
+			t.Errorf("head of +1 = %s, Sending %v; want a1 unmarked", got.ID, got.Sending)
+		}
+	}},
+	{"Erase removes a marked message with its mark: pushed again, it is unmarked", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"))
+		Sending(t, in, "+1", "a1")
+		if queued, _ := Erase(t, in, "+1"); queued != 1 {
+			t.Errorf("Erase(+1) = %d queued, want 1", queued)
+		}
+		Push(t, in, Msg("+1", "a1"))
+		if m, _ := Peek(t, in, "+1"); m.ID != "a1" || m.Sending {
+			t.Errorf("head of +1 = %s, Sending %v after Erase and a push; want a1 unmarked", m.ID, m.Sending)
+		}
+	}},
+	{"Move takes a marked message unmarked, from the Inbox and to it", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"))
+		Sending(t, in, "+1", "a1")
+		other := &delivery.Volatile{}
+		if n, err := delivery.Move(context.Background(), in, other, &delivery.Local{}); err != nil || n != 2 {
+			t.Fatalf("Move from the Inbox = %d, %v; want 2 moved", n, err)
+		}
+		if m, _ := Peek(t, other, "+1"); m.ID != "a1" || m.Sending {
+			t.Errorf("head of +1 moved out = %s, Sending %v; want a1 unmarked", m.ID, m.Sending)
+		}
+		if _, ok := Peek(t, in, "+1"); ok {
+			t.Error("a message moved out is still queued")
+		}
+		Push(t, other, Msg("+2", "b1"))
+		Sending(t, other, "+2", "b1")
+		if _, err := delivery.Move(context.Background(), other, in, &delivery.Local{}); err != nil {
+			t.Fatalf("Move to the Inbox: %v", err)
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "b1" || m.Sending {
+			t.Errorf("head of +2 moved in = %s, Sending %v; want b1 unmarked", m.ID, m.Sending)
+		}
+	}},
 	{"concurrent pushes keep each key's order", func(t *testing.T, in delivery.Inbox) {
 		var wg sync.WaitGroup
 		for k := range 4 {
@@ -277,6 +372,14 @@ func Done(t *testing.T, in delivery.Inbox, key, id string) {
 	t.Helper()
 	if err := in.Done(context.Background(), key, id); err != nil {
 		t.Fatalf("Done(%s, %s): %v", key, id, err)
+	}
+}
+
+// Sending calls Sending, failing the test on an error.
+func Sending(t *testing.T, in delivery.Inbox, key, id string) {
+	t.Helper()
+	if err := in.Sending(context.Background(), key, id); err != nil {
+		t.Fatalf("Sending(%s, %s): %v", key, id, err)
 	}
 }
 

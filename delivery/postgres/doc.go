@@ -8,8 +8,9 @@
 // # Tables
 //
 //	inbox              id (the message id, primary key), sender, seq, body,
-//	                   pushed_at, handled_at: a message waiting to be answered
-//	                   (handled_at null) or one handled (body null)
+//	                   pushed_at, handled_at, sending: a message waiting to be
+//	                   answered (handled_at null), its reply being sent if
+//	                   sending, or one handled (body null)
 //	sender_locks       sender (primary key), token, expires_at: a sender's lock
 //	delivery_migrations  the migrations applied to these tables
 //
@@ -17,9 +18,10 @@
 // the message unless its id is there, waiting or handled. Done turns the
 // head of the sender's queue into a handled row (its body dropped) in one
 // transaction, so a message is waiting or handled, never both and never
-// neither. Pushes of one sender take a transaction-scoped advisory lock on
-// the sender, so that their seq numbers commit in order and a queue never
-// gains a message ahead of the head a holder is answering. Handled rows
+// neither; Sending sets the head's sending in one statement. Pushes of
+// one sender take a transaction-scoped advisory lock on the sender, so
+// that their seq numbers commit in order and a queue never gains a
+// message ahead of the head a holder is answering. Handled rows
 // are deleted [delivery.HandledFor] after their Done, by the database's
 // clock, by a Done that finds the last clean-up an hour old.
 //

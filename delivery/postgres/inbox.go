@@ -38,7 +38,7 @@ type Inbox struct {
 	pool *pgxpool.Pool
 	t    tables
 
-	push, peek, head, done, record, keys, erase, sweep string
+	push, peek, sending, head, done, record, keys, erase, sweep string
 
 	mu    sync.Mutex
 	swept time.Time // the last clean-up of handled rows, by this Inbox
@@ -62,9 +62,11 @@ func NewInbox(ctx context.Context, pool *pgxpool.Pool, opts *InboxOptions) (*Inb
 	q := &Inbox{pool: pool, t: tables{o.Schema}}
 	inbox := q.t.name("inbox")
 	q.push = `INSERT INTO ` + inbox + ` (id, sender, body) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING`
-	q.peek = `SELECT id, body FROM ` + inbox + ` WHERE sender = $1 AND handled_at IS NULL ORDER BY seq LIMIT 1`
-	q.head = q.peek + ` FOR UPDATE`
-	q.done = `UPDATE ` + inbox + ` SET handled_at = now(), body = NULL WHERE id = $1`
+	q.peek = `SELECT id, body, sending FROM ` + inbox + ` WHERE sender = $1 AND handled_at IS NULL ORDER BY seq LIMIT 1`
+	q.sending = `UPDATE ` + inbox + ` SET sending = true WHERE id = $2 AND NOT sending AND id = (SELECT id FROM ` + inbox +
+		` WHERE sender = $1 AND handled_at IS NULL ORDER BY seq LIMIT 1)`
+	q.head = `SELECT id FROM ` + inbox + ` WHERE sender = $1 AND handled_at IS NULL ORDER BY seq LIMIT 1 FOR UPDATE`
+	q.done = `UPDATE ` + inbox + ` SET handled_at = now(), body = NULL, sending = false WHERE id = $1`
 	q.record = `INSERT INTO ` + inbox + ` (id, sender, handled_at) VALUES ($1, $2, now()) ON CONFLICT (id) DO NOTHING`
 	q.keys = `SELECT DISTINCT sender FROM ` + inbox + ` WHERE handled_at IS NULL`
 	q.erase = `DELETE FROM ` + inbox + ` WHERE sender = $1 RETURNING handled_at IS NULL`
@@ -118,7 +120,7 @@ func (q *Inbox) Push(ctx context.Context, batch ...delivery.Message) ([]bool, er
 // Peek implements [delivery.Inbox].
 func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
 	m := delivery.Message{Key: key}
-	err := q.pool.QueryRow(ctx, q.peek, key).Scan(&m.ID, &m.Body)
+	err := q.pool.QueryRow(ctx, q.peek, key).Scan(&m.ID, &m.Body, &m.Sending)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return delivery.Message{}, false, nil
 	}
@@ -128,14 +130,22 @@ func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, e
 	return m, true, nil
 }
 
+// Sending implements [delivery.Inbox]: one statement, which marks the row
+// of id if it is the head of key's queue.
+func (q *Inbox) Sending(ctx context.Context, key, id string) error {
+	if _, err := q.pool.Exec(ctx, q.sending, key, id); err != nil {
+		return fmt.Errorf("postgres: inbox sending: %w", err)
+	}
+	return nil
+}
+
 // Done implements [delivery.Inbox]: one transaction that locks the head
 // of key's queue and, if it is the message, marks it handled and drops its
 // body; otherwise it records id as handled unless the id is there already.
 func (q *Inbox) Done(ctx context.Context, key, id string) error {
 	err := pgx.BeginFunc(ctx, q.pool, func(tx pgx.Tx) error {
 		var head string
-		var body []byte
-		err := tx.QueryRow(ctx, q.head, key).Scan(&head, &body)
+		err := tx.QueryRow(ctx, q.head, key).Scan(&head)
 		switch {
 		case err == nil && head == id:
 			_, err = tx.Exec(ctx, q.done, id)

@@ -17,6 +17,13 @@ func TestInboxConformance(t *testing.T) {
 	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return newInbox(t, pgtest.Name(t)) })
 }
 
+func TestInboxDurable(t *testing.T) {
+	deliverytest.RunDurable(t, func(t *testing.T) (delivery.Inbox, func() delivery.Inbox) {
+		schema := pgtest.Name(t)
+		return newInbox(t, schema), func() delivery.Inbox { return newInbox(t, schema) }
+	})
+}
+
 // TestInboxShared pushes from two pools, as two replicas would, and
 // drains from both, each peeking and calling Done under a lock: every
 // message once, in the order pushed; a message one replica holds is a

@@ -9,6 +9,7 @@
 //
 //	<prefix>lock:<sender>          a sender's lock: its holder's random token
 //	<prefix>queue:<sender>         a sender's messages waiting, oldest first
+//	<prefix>sending:<sender>       the id of the head of the queue, whose reply is being sent
 //	<prefix>waiting:wamid:<id>     a message is waiting in a queue
 //	<prefix>seen:wamid:<id>        a message was handled (for delivery.HandledFor)
 //	<prefix>handled:<sender>       the ids handled for a sender, for Erase

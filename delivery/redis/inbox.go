@@ -49,17 +49,24 @@ type InboxOptions struct {
 // Its keys, under the prefix:
 //
 //	queue:<sender>     list: the sender's messages, oldest first
+//	sending:<sender>   string: the id of the head of the queue, marked by
+//	                   Sending (TTL: QueueTTL)
 //	waiting:wamid:<id> string: the message is in a queue (TTL: QueueTTL)
 //	seen:wamid:<id>    string: the message was handled (TTL: delivery.HandledFor)
 //	handled:<sender>   sorted set: the ids handled for the sender, scored by
 //	                   when, in ms (TTL: delivery.HandledFor after the last)
 //
-// Push and Done are each one Lua script, which Redis runs alone: Push
-// checks the two marks of each id of its batch and appends; Done removes
-// the head of the queue if it is the message, marks it handled, records it
-// among its sender's handled ids and drops its waiting mark, so that a
-// message is in the queue or marked handled, never both and never neither.
-// Erase is one script too. Keys uses SCAN, never KEYS.
+// Push, Sending and Done are each one Lua script, which Redis runs alone:
+// Push checks the two marks of each id of its batch and appends; Sending
+// sets the sender's sending key to the id if it is the head's; Done
+// removes the head of the queue if it is the message, and with it the
+// sending key, marks it handled, records it among its sender's handled
+// ids and drops its waiting mark, so that a message is in the queue or
+// marked handled, never both and never neither. Peek reads the head and
+// the sending key in one transaction (MULTI), and reports the head marked
+// if the key holds its id: a mark left by a head removed otherwise (an
+// expired queue, Erase) marks no other message. Erase is one script too.
+// Keys uses SCAN, never KEYS.
 type Inbox struct {
 	rdb    *goredis.Client
 	prefix string
@@ -89,6 +96,9 @@ func NewInbox(rdb *goredis.Client, opts *InboxOptions) (*Inbox, error) {
 func (q *Inbox) queueKey(key string) string { return q.prefix + "queue:" + key }
 func (q *Inbox) seenKey(id string) string   { return q.prefix + "seen:wamid:" + id }
 func (q *Inbox) waitKey(id string) string   { return q.prefix + "waiting:wamid:" + id }
+func (q *Inbox) sendingKey(key string) string {
+	return q.prefix + "sending:" + key
+}
 func (q *Inbox) handledKey(key string) string {
 	return q.prefix + "handled:" + key
 }
@@ -147,22 +157,66 @@ func (q *Inbox) Push(ctx context.Context, batch ...delivery.Message) ([]bool, er
 	return dup, nil
 }
 
-// Peek implements [delivery.Inbox].
+// Peek implements [delivery.Inbox]: one round trip, a MULTI of the head
+// and the sending key.
 func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, error) {
-	item, err := q.rdb.LIndex(ctx, q.queueKey(key), 0).Bytes()
+	var head, sending *goredis.StringCmd
+	_, err := q.rdb.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		head = p.LIndex(ctx, q.queueKey(key), 0)
+		sending = p.Get(ctx, q.sendingKey(key))
+		return nil
+	})
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return delivery.Message{}, false, fmt.Errorf("redis: inbox peek: %w", err)
+	}
+	item, err := head.Bytes()
 	if errors.Is(err, goredis.Nil) {
 		return delivery.Message{}, false, nil
 	}
 	if err != nil {
 		return delivery.Message{}, false, fmt.Errorf("redis: inbox peek: %w", err)
 	}
+	mark, err := sending.Result()
+	if err != nil && !errors.Is(err, goredis.Nil) {
+		return delivery.Message{}, false, fmt.Errorf("redis: inbox peek: %w", err)
+	}
 	var m delivery.Message
 	if err := m.UnmarshalJSON(item); err != nil {
 		// Not a message mombot pushed: give it the head's own id, so that
 		// Done removes it.
-		return delivery.Message{ID: unreadablePrefix + string(item), Key: key, Body: []byte("null")}, true, nil
+		m = delivery.Message{ID: unreadablePrefix + string(item), Key: key, Body: []byte("null")}
 	}
+	m.Sending = mark != "" && mark == m.ID
 	return m, true, nil
+}
+
+// sendingScript sets KEYS[2] to ARGV[1] for ARGV[2] ms if the id of the
+// head of the list KEYS[1] (its "id", or for an item mombot cannot read,
+// the item itself after ARGV[3]) is ARGV[1].
+var sendingScript = goredis.NewScript(`
+local head = redis.call('LINDEX', KEYS[1], 0)
+if not head then
+	return 0
+end
+local ok, m = pcall(cjson.decode, head)
+local id
+if ok and type(m) == 'table' then
+	id = m.id
+end
+if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
+	redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+	return 1
+end
+return 0
+`)
+
+// Sending implements [delivery.Inbox]: one script.
+func (q *Inbox) Sending(ctx context.Context, key, id string) error {
+	keys := []string{q.queueKey(key), q.sendingKey(key)}
+	if err := sendingScript.Run(ctx, q.rdb, keys, id, q.ttl.Milliseconds(), unreadablePrefix).Err(); err != nil {
+		return fmt.Errorf("redis: inbox sending: %w", err)
+	}
+	return nil
 }
 
 // unreadablePrefix marks the id Peek gives an item it cannot read.
@@ -170,10 +224,10 @@ const unreadablePrefix = "\x00unreadable:"
 
 // doneScript removes the head of the list KEYS[1] if its id (its "id", or
 // for an item mombot cannot read, the item itself after ARGV[3]) is
-// ARGV[1], and but for such
-// an item sets KEYS[2] for ARGV[2] ms, deletes KEYS[3], and adds ARGV[1]
-// to the sorted set KEYS[4] scored by Redis's clock, dropping the ids
-// older than ARGV[2] ms from it and keeping it ARGV[2] ms.
+// ARGV[1], and with it the sending mark KEYS[5]; and but for such an item
+// sets KEYS[2] for ARGV[2] ms, deletes KEYS[3], and adds ARGV[1] to the
+// sorted set KEYS[4] scored by Redis's clock, dropping the ids older than
+// ARGV[2] ms from it and keeping it ARGV[2] ms.
 var doneScript = goredis.NewScript(`
 local head = redis.call('LINDEX', KEYS[1], 0)
 if head then
@@ -184,6 +238,7 @@ if head then
 	end
 	if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
 		redis.call('LPOP', KEYS[1])
+		redis.call('DEL', KEYS[5])
 	end
 end
 if string.sub(ARGV[1], 1, #ARGV[3]) ~= ARGV[3] then
@@ -200,7 +255,7 @@ return 1
 
 // Done implements [delivery.Inbox]: one script.
 func (q *Inbox) Done(ctx context.Context, key, id string) error {
-	keys := []string{q.queueKey(key), q.seenKey(id), q.waitKey(id), q.handledKey(key)}
+	keys := []string{q.queueKey(key), q.seenKey(id), q.waitKey(id), q.handledKey(key), q.sendingKey(key)}
 	if err := doneScript.Run(ctx, q.rdb, keys, id, delivery.HandledFor.Milliseconds(), unreadablePrefix).Err(); err != nil {
 		return fmt.Errorf("redis: inbox done: %w", err)
 	}
@@ -228,7 +283,8 @@ func (q *Inbox) Keys(ctx context.Context) ([]string, error) {
 }
 
 // eraseScript deletes the list KEYS[1] with the waiting marks of its
-// messages, and the sorted set KEYS[2] with the handled marks of its ids,
+// messages and its sending mark KEYS[3], and the sorted set KEYS[2] with
+// the handled marks of its ids,
 // the marks' keys being ARGV[1] followed by their kind and the id. It
 // returns how many messages and handled marks it deleted.
 var eraseScript = goredis.NewScript(`
@@ -243,7 +299,7 @@ for _, item in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
 		end
 	end
 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 local handled = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
 	handled = handled + redis.call('DEL', ARGV[1] .. 'seen:wamid:' .. id)
@@ -256,7 +312,7 @@ return {queued, handled}
 // Redis's append-only file and snapshots hold older copies until it
 // rewrites them.
 func (q *Inbox) Erase(ctx context.Context, key string) (queued, handled int, err error) {
-	n, err := eraseScript.Run(ctx, q.rdb, []string{q.queueKey(key), q.handledKey(key)}, q.prefix).Int64Slice()
+	n, err := eraseScript.Run(ctx, q.rdb, []string{q.queueKey(key), q.handledKey(key), q.sendingKey(key)}, q.prefix).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("redis: inbox erase: %w", err)
 	}

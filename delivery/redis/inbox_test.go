@@ -31,6 +31,13 @@ func TestInboxConformance(t *testing.T) {
 	deliverytest.Run(t, func(t *testing.T) delivery.Inbox { return newInbox(t, redistest.Prefix(t), time.Hour) })
 }
 
+func TestInboxDurable(t *testing.T) {
+	deliverytest.RunDurable(t, func(t *testing.T) (delivery.Inbox, func() delivery.Inbox) {
+		prefix := redistest.Prefix(t)
+		return newInbox(t, prefix, time.Hour), func() delivery.Inbox { return newInbox(t, prefix, time.Hour) }
+	})
+}
+
 // TestInboxKeys: the queue lives QueueTTL after its last push, a message
 // waiting is marked for as long, and a handled id for delivery.HandledFor
 // (seven days).
@@ -40,14 +47,15 @@ func TestInboxKeys(t *testing.T) {
 	rdb := redistest.Client(t)
 	ctx := context.Background()
 	deliverytest.Push(t, in, deliverytest.Msg("+1", "wamid.A"))
-	for _, k := range []string{prefix + "queue:+1", prefix + "waiting:wamid:wamid.A"} {
+	deliverytest.Sending(t, in, "+1", "wamid.A")
+	for _, k := range []string{prefix + "queue:+1", prefix + "waiting:wamid:wamid.A", prefix + "sending:+1"} {
 		if ttl, _ := rdb.PTTL(ctx, k).Result(); ttl <= 59*time.Minute || ttl > time.Hour {
 			t.Errorf("TTL of %s = %v, want an hour", k, ttl)
 		}
 	}
 	deliverytest.Done(t, in, "+1", "wamid.A")
-	if n, _ := rdb.Exists(ctx, prefix+"queue:+1", prefix+"waiting:wamid:wamid.A").Result(); n != 0 {
-		t.Errorf("%d of the queue and the waiting mark left after Done", n)
+	if n, _ := rdb.Exists(ctx, prefix+"queue:+1", prefix+"waiting:wamid:wamid.A", prefix+"sending:+1").Result(); n != 0 {
+		t.Errorf("%d of the queue, the waiting and the sending marks left after Done", n)
 	}
 	if ttl, _ := rdb.PTTL(ctx, prefix+"seen:wamid:wamid.A").Result(); ttl <= delivery.HandledFor-time.Minute || ttl > delivery.HandledFor {
 		t.Errorf("TTL of the handled mark = %v, want %v", ttl, delivery.HandledFor)
