@@ -20,14 +20,8 @@ import (
 
 // encodeConversation returns c's stored form.
 func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
-	size := 64
-	for _, t := range c.Turns {
-		for _, m := range t.Messages {
-			size += len(m.Content) + 32
-		}
-	}
 	var b bytes.Buffer
-	b.Grow(size)
+	b.Grow(encodedSize(c))
 	b.WriteString(`{"last_active":`)
 	switch {
 	case !c.LastActive.IsZero():
@@ -52,6 +46,31 @@ func encodeConversation(c Conversation, loc *time.Location) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// encodedSize returns at least the length of c's stored form, but for
+// escapes in a role or a key, so that the buffer encodeConversation writes
+// it to is made once and never grows: growing copies all written so far,
+// which for a conversation of 27 kB cost as much as the rest of a save.
+func encodedSize(c Conversation) int {
+	size := 64 + len(c.rawTime) + extraSize(c.Extra) // {"last_active":"...","turns":[ ]}
+	for _, t := range c.Turns {
+		size += 16 + extraSize(t.Extra) // {"messages":[ ]},
+		for _, m := range t.Messages {
+			size += 24 + len(m.Role) + len(m.Content) + extraSize(m.Extra) // {"role":"","content":},
+		}
+	}
+	return size
+}
+
+// extraSize returns at least the length of extra's members as
+// encodeExtra writes them, but for escapes in a key.
+func extraSize(extra map[string]json.RawMessage) int {
+	n := 0
+	for k, v := range extra {
+		n += len(k) + len(v) + 4 // ,"k":v
+	}
+	return n
 }
 
 // formatTime writes t as Python's datetime.isoformat() writes a naive time
