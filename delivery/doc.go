@@ -31,7 +31,8 @@
 //	reply in hand ── Inbox.Sending marks it "sending" (durable), then       │
 //	   │             Handler.Send ── ErrTemporary: the rest is kept in the  │
 //	   │             process and sent at a later pass, not asked again;     │
-//	   │             the mark failed, or the lock was lost before sending:  │
+//	   │             the mark failed: not sent, the lock held, the mark     │
+//	   │             tried again every second; lock lost before sending:    │
 //	   │             kept so, not sent, stays queued;                       │
 //	   │             refused for good: logged, done with                    │
 //	   ▼                                                                    │

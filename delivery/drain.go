@@ -195,9 +195,9 @@ func (p *Pipeline) awaitSender(held context.Context, log *slog.Logger, q Inbox, 
 // answer answers m, or sends the rest of the reply st holds, marking m in
 // q (Sending) before it sends, and reports done once m is done with: its
 // reply sent, no reply needed, or one that cannot be sent; stopped when
-// the reply waits for a later pass or the next holder; failed when the
-// mark failed, the reply waiting in hand for a drain a little later. The
-// phases it leaves m in (answered, sent) are the process's memory of m
+// the reply waits, in hand, for a later pass or the next holder (the
+// lock lost, a shutdown, a send failed for now, a mark that could not be
+// written before either). The phases it leaves m in (answered, sent) are the process's memory of m
 // should the drain stop, or Done fail.
 func (p *Pipeline) answer(held context.Context, log *slog.Logger, q Inbox, m Message, st state) outcome {
 	// Once the lock is lost the next holder answers the message: going on
@@ -238,17 +238,9 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, q Inbox, m Mes
 	// The mark first, so that a next holder of the lock that finds m
 	// queued still waits for this one to record it; a reply whose mark
 	// cannot be written is not sent.
-	if !m.Sending && !st.marked {
-		err := p.retry(log, "sending", ctx, func(ctx context.Context) error { return q.Sending(ctx, m.Key, m.ID) })
-		if err != nil {
-			p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, at: p.o.Now()})
-			if ctx.Err() != nil {
-				log.Warn("delivery: reply not sent: the sender lock was lost or the process stops; it is kept for the sender's next drain in this process")
-				return stopped
-			}
-			log.Error("delivery: marking the reply as being sent failed; it is not sent, and is kept for a drain a little later", "err", err)
-			return failed
-		}
+	if !m.Sending && !st.marked && !p.mark(ctx, log, q, m) {
+		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, at: p.o.Now()})
+		return stopped
 	}
 	if held.Err() != nil {
 		p.live.set(m.ID, state{phase: phaseAnswered, parts: parts, marked: true, at: p.o.Now()})
@@ -272,6 +264,36 @@ func (p *Pipeline) answer(held context.Context, log *slog.Logger, q Inbox, m Mes
 	}
 	p.live.set(m.ID, state{phase: phaseSent, at: p.o.Now()})
 	return done
+}
+
+// mark marks m in q as having its reply sent (Sending), and reports
+// whether it did. Should that fail, the drain keeps the sender's lock and
+// tries again every doneRetryEvery, so that the reply goes out as soon as
+// the Inbox is back: a drain that ended would leave the lock to a release
+// the store cannot take either, and the sender held for a lease's TTL. It
+// gives up when ctx ends (the lock lost, or the Pipeline stops) or a
+// shutdown begins, the reply then waiting in hand, not sent.
+func (p *Pipeline) mark(ctx context.Context, log *slog.Logger, q Inbox, m Message) bool {
+	err := p.retry(log, "sending", ctx, func(ctx context.Context) error { return q.Sending(ctx, m.Key, m.ID) })
+	if err != nil && ctx.Err() == nil && !p.closing.Load() {
+		log.Error("delivery: marking the reply as being sent failed; it is not sent, and the sender's lock is held while the mark is tried again", "err", err)
+	}
+	for err != nil && ctx.Err() == nil && !p.closing.Load() {
+		t := time.NewTimer(doneRetryEvery)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		err = q.Sending(cctx, m.Key, m.ID)
+		cancel()
+	}
+	if err != nil {
+		log.Warn("delivery: reply not sent: its mark failed, and the sender lock was lost or the process stops; it is kept for the sender's next drain in this process", "err", err)
+		return false
+	}
+	return true
 }
 
 // done records m, whose reply is sent, as handled and removes it from q:

@@ -159,8 +159,8 @@ func TestPipelineSendingShutdown(t *testing.T) {
 }
 
 // TestPipelineSendingFails: a reply whose mark cannot be written is not
-// sent; it is kept, and sent once the Inbox works, without asking the
-// Handler again.
+// sent; the drain keeps it and the sender's lock, and sends it once the
+// Inbox works, without asking the Handler again.
 func TestPipelineSendingFails(t *testing.T) {
 	in := &replica{Inbox: &delivery.Volatile{}}
 	in.failSending.Store(true)
@@ -169,8 +169,8 @@ func TestPipelineSendingFails(t *testing.T) {
 	if err := p.Accept(context.Background(), deliverytest.Msg("+1", "m"))[0]; err != nil {
 		t.Fatal(err)
 	}
-	// A drain tries the mark 4 times before it gives up for a while.
-	waitFor(t, "the failed marks", func() bool { return in.sendings.Load() >= 4 })
+	// Past the first tries, into those made every second.
+	waitFor(t, "the failed marks", func() bool { return in.sendings.Load() >= 5 })
 	if _, sent := h.got(); len(sent) != 0 {
 		t.Fatalf("sent %q while the mark fails", sent)
 	}
