@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Roles of a Messages API message.
@@ -215,19 +218,20 @@ type Source struct {
 }
 
 // blockFields holds the members of a block that some block type gives a
-// meaning. They are kept raw and decoded only for the types that define
-// them: other types use the same names for other shapes (a search_result's
-// "source" is a string URL, an image's is an object).
+// meaning, matched by their exact names, as the API matches them. They are
+// kept raw and decoded only for the types that define them: other types
+// use the same names for other shapes (a search_result's "source" is a
+// string URL, an image's is an object).
 type blockFields struct {
-	Type      *string         `json:"type"`
-	ID        json.RawMessage `json:"id"`
-	Name      json.RawMessage `json:"name"`
-	ToolUseID json.RawMessage `json:"tool_use_id"`
-	Text      json.RawMessage `json:"text"`
-	Input     json.RawMessage `json:"input"`
-	Content   json.RawMessage `json:"content"`
-	IsError   json.RawMessage `json:"is_error"`
-	Source    json.RawMessage `json:"source"`
+	Type      *string        `json:"type"`
+	ID        jsontext.Value `json:"id"`
+	Name      jsontext.Value `json:"name"`
+	ToolUseID jsontext.Value `json:"tool_use_id"`
+	Text      jsontext.Value `json:"text"`
+	Input     jsontext.Value `json:"input"`
+	Content   jsontext.Value `json:"content"`
+	IsError   jsontext.Value `json:"is_error"`
+	Source    jsontext.Value `json:"source"`
 }
 
 // ParseBlock decodes the fields of one content block that the memory rules
@@ -235,11 +239,12 @@ type blockFields struct {
 // when a field the rules read has the wrong JSON type for the block's type
 // (a text block's "text", a tool_use's "id" and "name", a tool_result's
 // "tool_use_id" and "is_error", an image's or document's "source"). Members
-// of other block types are not decoded, whatever their shape.
+// of other block types are not decoded, whatever their shape. Members are
+// matched by their exact names; of two equal names, the last counts.
 func ParseBlock(raw json.RawMessage) (Block, error) {
 	var f blockFields
-	if err := json.Unmarshal(raw, &f); err != nil {
-		return Block{}, err
+	if jsonv2.Unmarshal(raw, &f, decodeOptions) != nil {
+		return Block{}, errors.New(`content block is not a JSON object with a string "type"`)
 	}
 	return blockFrom(f, raw)
 }
@@ -253,7 +258,7 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 	if f.Type == nil {
 		return Block{}, errors.New(`content block has no "type"`)
 	}
-	b := Block{Type: *f.Type, Input: f.Input, Content: f.Content, Raw: raw}
+	b := Block{Type: *f.Type, Input: json.RawMessage(f.Input), Content: json.RawMessage(f.Content), Raw: raw}
 	var errID, errName, errToolUseID, errText, errIsError error
 	b.ID, errID = stringField(f.ID)
 	b.Name, errName = stringField(f.Name)
@@ -279,34 +284,32 @@ func blockFrom(f blockFields, raw json.RawMessage) (Block, error) {
 	}
 	if (b.Type == "image" || b.Type == "document") && len(f.Source) > 0 && string(f.Source) != "null" {
 		src := new(Source)
-		if err := json.Unmarshal(f.Source, src); err != nil {
-			return Block{}, fmt.Errorf("%s \"source\": %w", b.Type, err)
+		if jsonv2.Unmarshal(f.Source, src, decodeOptions) != nil {
+			return Block{}, fmt.Errorf(`%s "source": not an object whose type, media_type and url are strings`, b.Type)
 		}
 		b.Source = src
 	}
 	return b, nil
 }
 
-// stringField decodes val, a member of a block, into a string as
-// json.Unmarshal does: "" for a missing or null member, and "" with
-// json.Unmarshal's error for one that is not a string.
-func stringField(val json.RawMessage) (string, error) {
+// stringField decodes val, a member of a block, into a string: "" for a
+// missing or null member, and "" with an error for one that is not a
+// string.
+func stringField(val jsontext.Value) (string, error) {
 	var s string
-	if len(val) == 0 {
-		return "", nil
+	if len(val) > 0 && jsonv2.Unmarshal(val, &s, decodeOptions) != nil {
+		return "", errors.New("not a string")
 	}
-	err := json.Unmarshal(val, &s)
-	return s, err
+	return s, nil
 }
 
 // boolField is stringField for a bool.
-func boolField(val json.RawMessage) (bool, error) {
+func boolField(val jsontext.Value) (bool, error) {
 	var v bool
-	if len(val) == 0 {
-		return false, nil
+	if len(val) > 0 && jsonv2.Unmarshal(val, &v, decodeOptions) != nil {
+		return false, errors.New("not true or false")
 	}
-	err := json.Unmarshal(val, &v)
-	return v, err
+	return v, nil
 }
 
 // IsString reports whether the content is a plain JSON string.
@@ -342,8 +345,8 @@ func (m Message) Blocks() ([]Block, error) {
 // block. Validation, which reads the blocks' fields only, uses it.
 func (m Message) checkedBlocks() ([]Block, error) {
 	if m.IsString() {
-		var s string
-		if err := json.Unmarshal(m.Content, &s); err != nil {
+		s, err := stringField(jsontext.Value(m.Content))
+		if err != nil {
 			return nil, err
 		}
 		return []Block{{Type: "text", Text: s, HasText: true}}, nil
@@ -352,7 +355,7 @@ func (m Message) checkedBlocks() ([]Block, error) {
 		return m.Blocks()
 	}
 	var fields []blockFields
-	if err := json.Unmarshal(m.Content, &fields); err != nil {
+	if err := jsonv2.Unmarshal(m.Content, &fields, decodeOptions); err != nil {
 		return m.Blocks() // for its error, which names the block
 	}
 	out := make([]Block, len(fields))
@@ -404,13 +407,33 @@ func quote(s string) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
 }
 
-// compact returns raw without insignificant white space. Strings and their
-// escapes are left exactly as they are. Invalid JSON is returned unchanged;
-// validation reports it.
+// compact returns a copy of raw without insignificant white space. Strings
+// and their escapes are left exactly as they are. Invalid JSON is returned
+// unchanged; validation reports it.
 func compact(raw []byte) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return bytes.Clone(raw)
-	}
-	return b.Bytes()
+	out, _ := appendCompact(nil, raw) // on error, out is a copy of raw
+	return out
 }
+
+// appendCompact appends src to dst without insignificant white space, as
+// json.Compact does, in one pass that also checks that src is one JSON
+// value; strings, with their escapes and any invalid UTF-8, and numbers
+// are kept byte for byte, as are equal keys. On error it appends src as
+// it is.
+func appendCompact(dst, src []byte) ([]byte, error) {
+	return jsontext.AppendFormat(dst, src, compactOptions...)
+}
+
+// compactOptions are appendCompact's: jsontext.Value.Compact's.
+var compactOptions = []jsontext.Options{
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.PreserveRawStrings(true),
+}
+
+// decodeOptions are those of every decode of a message's JSON with
+// encoding/json/v2: the last of two equal keys counts, as with
+// encoding/json, and strings may hold invalid UTF-8, which validation
+// rejects on its own, so that it does not fail the decode of what holds
+// them.
+var decodeOptions = jsonv2.JoinOptions(jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))

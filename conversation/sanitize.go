@@ -33,11 +33,10 @@ func DocumentPlaceholder(name string) string {
 // "role" and "content" are dropped from them; it fails if a value is not
 // valid JSON. Everything else is kept byte for byte.
 func sanitize(m Message) (Message, error) {
-	var b bytes.Buffer
-	if err := json.Compact(&b, m.Content); err != nil {
+	content, err := appendCompact(nil, m.Content)
+	if err != nil {
 		return Message{}, errors.New("content is not valid JSON")
 	}
-	content := b.Bytes()
 	// Only image and document blocks are replaced: content that names
 	// neither type needs no parse of its blocks here (ValidateTurn parses
 	// them anyway).

@@ -149,6 +149,8 @@ func saveCases() []struct {
 		t("block without type", m("user", `[{"text":"x"}]`)),
 		t("block type empty", m("user", `[{"type":"","text":"x"}]`)),
 		t("block type not a string", m("user", `[{"type":1,"text":"x"}]`)),
+		t("block type named in capitals", m("user", `[{"Type":"text","text":"x"}]`)),
+		t("text named in capitals", m("user", `[{"type":"text","Text":"x"}]`)),
 		t("text empty", m("user", `[{"type":"text","text":""}]`)),
 		t("text missing", m("user", `[{"type":"text"}]`)),
 		t("text not a string", m("user", `[{"type":"text","text":5}]`)),
