@@ -9,8 +9,8 @@ const readCacheSize = 1000
 // readCache keeps the last decoded form of each conversation by its
 // record's version, so that reading a conversation that has not changed
 // since this Memory read or wrote it costs the store's Get and a copy, not
-// a decode and a validation of every turn (several passes of encoding/json
-// over the whole history, which is most of a History call's time).
+// a decode and a validation of every turn (passes of a JSON decoder over
+// the whole history, which are most of a History call's time).
 // Versions are never given to two different values of a record, so a
 // version that matches is the same data.
 type readCache struct {
