@@ -238,7 +238,10 @@ func TestLockLostWhenCutOff(t *testing.T) {
 	if cause := context.Cause(held); !errors.Is(cause, redis.ErrLockLost) {
 		t.Errorf("held ended with %v, want ErrLockLost", cause)
 	}
-	if !strings.Contains(logs.String(), "could not be renewed before it expires") {
-		t.Errorf("log = %q, want the loss reported", logs.String())
+	// The holder is told before the loss is logged: wait for the log.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "could not be renewed before it expires"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("log = %q, want the loss reported", logs.String())
+		}
 	}
 }
