@@ -129,6 +129,19 @@ var (
 //     Ids handled for key while Erase runs, or by an earlier release,
 //     which did not record the key, may be left; they expire after
 //     HandledFor.
+//   - HandledIDs returns the ids handled in the last HandledFor, each with
+//     its key and when it was handled (see [HandledID]), in no particular
+//     order; an id waiting is not among them.
+//   - RecordHandled records the ids of hs as handled for their keys at
+//     their times, so that each is known as long as where it was handled:
+//     what [Move] carries to another Inbox. It skips an id that is
+//     waiting in the inbox (so it never removes a message), one handled
+//     already (which keeps its time: an id handled in both is recorded
+//     once), one handled HandledFor ago or earlier, and one that comes
+//     earlier in hs; a time after now counts as now. It returns how many
+//     it recorded. It writes once where the backend allows (a File: one
+//     write, one fsync); on error some may have been recorded, and a call
+//     again records the rest.
 //
 // Implementations must be safe for concurrent use, by every process that
 // shares them. Anybody may Push; only the holder of key's [Locker] lock
@@ -141,4 +154,21 @@ type Inbox interface {
 	Done(ctx context.Context, key, id string) error
 	Keys(ctx context.Context) ([]string, error)
 	Erase(ctx context.Context, key string) (queued, handled int, err error)
+	HandledIDs(ctx context.Context) ([]HandledID, error)
+	RecordHandled(ctx context.Context, hs ...HandledID) (recorded int, err error)
+}
+
+// HandledID is the record an [Inbox] keeps of a message handled, for
+// [HandledFor] from At: [Inbox.HandledIDs] lists them and
+// [Inbox.RecordHandled] takes them.
+type HandledID struct {
+	// ID is the message's id.
+	ID string
+	// Key is its sender, for [Inbox.Erase]; "" for an id recorded by mombot
+	// v0.1.0, which did not keep it.
+	Key string
+	// At is when it was handled, as precise as the Inbox keeps it (a File
+	// and its Unix seconds; Redis, milliseconds; PostgreSQL, microseconds),
+	// by the clock of the Inbox (the process's; Redis's or the database's).
+	At time.Time
 }

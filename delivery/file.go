@@ -34,9 +34,10 @@ import (
 // its reply sent (see [Inbox]); a done record removes the head of the
 // sender's queue if it is that message, and records its id as handled at
 // "at" (Unix seconds) for its sender. Push appends one record per message
-// of its batch and Done one record, each call with one write and one
-// fsync before it returns, so that a call costs the same however long the
-// queues are. Sending appends its record without an fsync: the other
+// of its batch, Done one record, and RecordHandled a done record for each
+// id it records (none waiting, so they only record), each call with one
+// write and one fsync before it returns, so that a call costs the same
+// however long the queues are. Sending appends its record without an fsync: the other
 // processes that share the File read it at once, and it survives the
 // process's kill -9; only a crash of the machine may lose it, and then the
 // message is answered again at the next start without the wait the mark
@@ -671,4 +672,60 @@ func (f *File) Erase(ctx context.Context, key string) (queued, handled int, err 
 		return nil
 	})
 	return queued, handled, err
+}
+
+// HandledIDs implements [Inbox]: the times are Unix seconds.
+func (f *File) HandledIDs(ctx context.Context) ([]HandledID, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []HandledID
+	err := f.locked(func() error {
+		now := f.now()
+		for id, h := range f.st.handled {
+			if now.Sub(h.at) < HandledFor {
+				out = append(out, HandledID{ID: id, Key: h.key, At: h.at})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delivery: inbox handled ids: %w", err)
+	}
+	return out, nil
+}
+
+// RecordHandled implements [Inbox]: a done record for each id recorded,
+// in one write and one fsync. None of their ids is waiting, so the records
+// remove nothing from a queue.
+func (f *File) RecordHandled(ctx context.Context, hs ...HandledID) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := f.locked(func() error {
+		now := f.now()
+		var recs []record
+		inBatch := map[string]bool{}
+		for _, h := range hs {
+			at := h.At
+			if at.After(now) {
+				at = now
+			}
+			if h.ID == "" || now.Sub(at) >= HandledFor || f.isKnown(h.ID) || inBatch[h.ID] {
+				continue
+			}
+			inBatch[h.ID] = true
+			recs = append(recs, record{Op: "done", ID: h.ID, Key: h.Key, At: at.Unix()})
+		}
+		if len(recs) == 0 {
+			return nil
+		}
+		if err := f.write(recs, true); err != nil {
+			return fmt.Errorf("delivery: inbox record handled: %w", err)
+		}
+		n = len(recs)
+		return nil
+	})
+	return n, err
 }

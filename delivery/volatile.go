@@ -197,3 +197,46 @@ func (q *Volatile) Len() int {
 	}
 	return n
 }
+
+// HandledIDs implements [Inbox].
+func (q *Volatile) HandledIDs(ctx context.Context) ([]HandledID, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	var out []HandledID
+	for id, h := range q.handled {
+		if now.Sub(h.at) < HandledFor {
+			out = append(out, HandledID{ID: id, Key: h.key, At: h.at})
+		}
+	}
+	return out, nil
+}
+
+// RecordHandled implements [Inbox].
+func (q *Volatile) RecordHandled(ctx context.Context, hs ...HandledID) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.handled == nil {
+		q.handled = map[string]handled{}
+	}
+	now := q.now()
+	n := 0
+	for _, h := range hs {
+		at := h.At
+		if at.After(now) {
+			at = now
+		}
+		if h.ID == "" || now.Sub(at) >= HandledFor || q.waitingOrHandled(h.ID) {
+			continue
+		}
+		q.handled[h.ID] = handled{at: at, key: h.Key}
+		n++
+	}
+	return n, nil
+}

@@ -90,6 +90,24 @@ func (q *memQueue) Erase(ctx context.Context, key string) (int, int, error) {
 	return q.in.Erase(ctx, key)
 }
 
+func (q *memQueue) HandledIDs(ctx context.Context) ([]delivery.HandledID, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return nil, errQueueDown
+	}
+	return q.in.HandledIDs(ctx)
+}
+
+func (q *memQueue) RecordHandled(ctx context.Context, hs ...delivery.HandledID) (int, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.failing {
+		return 0, errQueueDown
+	}
+	return q.in.RecordHandled(ctx, hs...)
+}
+
 // handled reports whether id is recorded as handled.
 func (q *memQueue) handled(id string) bool { return q.in.Handled(id) }
 

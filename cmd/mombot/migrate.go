@@ -19,7 +19,9 @@ Copies every live conversation from one store to another, with the usage
 ledger, the recent messages, the notes and the summaries, and merges the family's lists
 into the target's; the source is only read. With --inbox, the WhatsApp
 messages queued in the source's inbox and not yet answered move to the
-target's: stop serve on the source first. Flags:`
+target's, and the ids of those answered in the last 7 days are recorded
+there, so that a late redelivery is not answered again: stop serve on the
+source first. Flags:`
 
 // runMigrate copies every live conversation from one store to another:
 // mombot history migrate --from URL --to URL.
@@ -28,7 +30,7 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 	from := fs.String("from", "", "the store to copy from (a path, file:PATH, sqlite:PATH, redis://HOST:PORT/DB or postgres://USER@HOST:PORT/DB)")
 	to := fs.String("to", "", "the store to copy into")
 	force := fs.Bool("force", false, "replace a target conversation even when it holds turns the source lacks (saved there since an earlier copy)")
-	moveInbox := fs.Bool("inbox", false, "move the WhatsApp messages waiting in the source's inbox, not yet answered, to the target's (stop serve on the source first)")
+	moveInbox := fs.Bool("inbox", false, "move the WhatsApp messages waiting in the source's inbox, not yet answered, and the ids of those answered in the last 7 days, to the target's (stop serve on the source first)")
 	var cfg memoryConfig
 	if err := cfg.register(fs, e); err != nil {
 		return err
@@ -79,11 +81,12 @@ func runMigrate(ctx context.Context, e *env, args []string) error {
 		return nil // serve on either store answers what waits in it
 	}
 	if *moveInbox {
-		moved, err := migrateInbox(ctx, e, *from, *to)
+		moved, handled, err := migrateInbox(ctx, e, *from, *to)
 		if err != nil {
-			return fmt.Errorf("history migrate: inbox: moved %d messages, then: %w", moved, err)
+			return fmt.Errorf("history migrate: inbox: moved %d messages and %d handled ids, then: %w", moved, handled, err)
 		}
-		fmt.Fprintf(e.stdout, "moved %s waiting in the inbox\n", cli.Plural(moved, "message", "messages"))
+		fmt.Fprintf(e.stdout, "moved %s waiting in the inbox and %s handled in the last 7 days\n",
+			cli.Plural(moved, "message", "messages"), cli.Plural(handled, "id of a message", "ids of messages"))
 		return nil
 	}
 	waiting, err := inboxSenders(ctx, e, *from)
@@ -125,10 +128,10 @@ func inboxSenders(ctx context.Context, e *env, storeURL string) (int, error) {
 
 // migrateInbox moves the messages waiting in the inbox serve keeps with the
 // store at from to the one it keeps with the store at to, under the
-// source's sender locks, and returns how many it moved.
-func migrateInbox(ctx context.Context, e *env, from, to string) (int, error) {
-	moved := 0
-	err := withExistingInbox(ctx, e, from, func(src *senders, in delivery.Inbox) error {
+// source's sender locks, then the ids of the messages handled, and returns
+// how many messages it moved and ids it recorded in the target.
+func migrateInbox(ctx context.Context, e *env, from, to string) (moved, handled int, err error) {
+	err = withExistingInbox(ctx, e, from, func(src *senders, in delivery.Inbox) error {
 		dst, err := openSenders(ctx, to, e.log)
 		if err != nil {
 			return err
@@ -141,10 +144,10 @@ func migrateInbox(ctx context.Context, e *env, from, to string) (int, error) {
 		if c, ok := out.(io.Closer); ok {
 			defer c.Close()
 		}
-		moved, err = delivery.Move(ctx, in, out, src.locker)
+		moved, handled, err = delivery.Move(ctx, in, out, src.locker)
 		return err
 	})
-	return moved, err
+	return moved, handled, err
 }
 
 // withExistingInbox calls f with the inbox serve keeps with the store at

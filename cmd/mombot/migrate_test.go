@@ -562,3 +562,56 @@ func TestMigrateSharedInbox(t *testing.T) {
 		t.Errorf("the shared inbox queues %q, want the message still there once", got)
 	}
 }
+
+// TestMigrateInboxHandled: history migrate --inbox takes the ids of the
+// messages the source answered to the target, with their senders, so that
+// a late redelivery of one to the new deployment is a duplicate, not
+// answered again, and mombot erase on the target removes it; a message it
+// moves stays waiting in the target.
+func TestMigrateInboxHandled(t *testing.T) {
+	sqlite, redis, pg := testStores["sqlite"], testStores["redis"], testStores["postgres"]
+	for _, tt := range []struct {
+		name     string
+		from, to func(t *testing.T) string
+	}{
+		{"sqlite to postgres", sqlite, pg},
+		{"postgres to redis", pg, redis},
+		{"redis to sqlite", redis, sqlite},
+		{"postgres to sqlite", pg, sqlite},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			from, to := tt.from(t), tt.to(t)
+			saveTurn(t, from, "+14155551234", storetest.TextTurn("hi", "hello"))
+			src, dst := openInbox(t, from), openInbox(t, to)
+			answered := delivery.Message{ID: "wamid.answered", Key: "+14155551234", Body: []byte(`{"text":"a1"}`)}
+			waiting := delivery.Message{ID: "wamid.waiting", Key: "+14155555678", Body: []byte(`{"text":"b1"}`)}
+			if _, err := src.Push(ctx, answered, waiting); err != nil {
+				t.Fatal(err)
+			}
+			if err := src.Done(ctx, answered.Key, answered.ID); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []string{
+				"moved 1 message waiting in the inbox and 1 id of a message handled in the last 7 days",
+				"moved 0 messages waiting in the inbox and 0 ids of messages handled in the last 7 days",
+			} {
+				out, errOut, code := runCmd(t, nil, "history", "migrate", "--from", from, "--to", to, "--inbox")
+				if code != 0 || !strings.Contains(out, want) {
+					t.Fatalf("migrate --inbox, run %d: exit %d, %q %q; want %q", i+1, code, out, errOut, want)
+				}
+			}
+			for _, m := range []delivery.Message{answered, waiting} {
+				if dup, err := dst.Push(ctx, m); err != nil || !dup[0] {
+					t.Errorf("a redelivery of %s to the target: duplicate %v, %v; want it known", m.ID, dup, err)
+				}
+			}
+			if got, want := takeQueues(t, dst), map[string]string{waiting.Key: waiting.ID}; !maps.Equal(got, want) {
+				t.Errorf("the target's inbox queues %q, want %q", got, want)
+			}
+			if _, handled, err := dst.Erase(ctx, answered.Key); err != nil || handled != 1 {
+				t.Errorf("Erase of the answered sender on the target = %d handled, %v; want its id", handled, err)
+			}
+		})
+	}
+}

@@ -274,7 +274,7 @@ var cases = []struct {
 		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"))
 		Sending(t, in, "+1", "a1")
 		other := &delivery.Volatile{}
-		if n, err := delivery.Move(context.Background(), in, other, &delivery.Local{}); err != nil || n != 2 {
+		if n, _, err := delivery.Move(context.Background(), in, other, &delivery.Local{}); err != nil || n != 2 {
 			t.Fatalf("Move from the Inbox = %d, %v; want 2 moved", n, err)
 		}
 		if m, _ := Peek(t, other, "+1"); m.ID != "a1" || m.Sending {
@@ -285,11 +285,124 @@ var cases = []struct {
 		}
 		Push(t, other, Msg("+2", "b1"))
 		Sending(t, other, "+2", "b1")
-		if _, err := delivery.Move(context.Background(), other, in, &delivery.Local{}); err != nil {
+		if _, _, err := delivery.Move(context.Background(), other, in, &delivery.Local{}); err != nil {
 			t.Fatalf("Move to the Inbox: %v", err)
 		}
 		if m, _ := Peek(t, in, "+2"); m.ID != "b1" || m.Sending {
 			t.Errorf("head of +2 moved in = %s, Sending %v; want b1 unmarked", m.ID, m.Sending)
+		}
+	}},
+	{"HandledIDs lists each id handled, with its sender and when, and no id waiting", func(t *testing.T, in delivery.Inbox) {
+		before := time.Now()
+		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"))
+		Done(t, in, "+1", "a1")
+		Done(t, in, "+2", "b0") // never pushed
+		after := time.Now()
+		hs := HandledIDs(t, in)
+		if len(hs) != 2 || hs["a1"].Key != "+1" || hs["b0"].Key != "+2" {
+			t.Fatalf("HandledIDs = %v, want a1 of +1 and b0 of +2", hs)
+		}
+		for _, h := range hs {
+			if h.At.Before(before.Add(-clockSlack)) || h.At.After(after.Add(clockSlack)) {
+				t.Errorf("%s handled at %v, want between %v and %v", h.ID, h.At, before, after)
+			}
+		}
+	}},
+	{"RecordHandled records ids for their senders at their times: a push of one is a duplicate, Erase of its sender removes it", func(t *testing.T, in delivery.Inbox) {
+		now := time.Now()
+		want := []delivery.HandledID{{ID: "x", Key: "+1", At: now.Add(-6 * 24 * time.Hour)}, {ID: "y", Key: "+2", At: now.Add(-time.Hour)}}
+		if n := RecordHandled(t, in, want...); n != 2 {
+			t.Errorf("RecordHandled of 2 new ids = %d, want 2", n)
+		}
+		if !Dup(t, in, Msg("+1", "x")) || !Dup(t, in, Msg("+2", "y")) {
+			t.Error("Push of an id recorded as handled: kept, want a duplicate")
+		}
+		hs := HandledIDs(t, in)
+		for _, w := range want {
+			// Kept with its time, the id expires HandledFor after it was
+			// handled where it came from.
+			if got := hs[w.ID]; got.Key != w.Key || !near(got.At, w.At) {
+				t.Errorf("HandledIDs has %s as %+v, want %+v", w.ID, got, w)
+			}
+		}
+		if queued, handled := Erase(t, in, "+1"); queued != 0 || handled != 1 {
+			t.Errorf("Erase(+1) = %d queued, %d handled, want the recorded x", queued, handled)
+		}
+		Push(t, in, Msg("+1", "x"))
+	}},
+	{"RecordHandled leaves a message waiting queued, and an id handled already keeps its time, once", func(t *testing.T, in delivery.Inbox) {
+		Push(t, in, Msg("+1", "a1"), Msg("+1", "a2"))
+		before := time.Now()
+		Done(t, in, "+3", "h")
+		now := time.Now()
+		n := RecordHandled(t, in,
+			delivery.HandledID{ID: "a1", Key: "+1", At: now.Add(-time.Hour)},
+			delivery.HandledID{ID: "a2", Key: "+1", At: now.Add(-time.Hour)},
+			delivery.HandledID{ID: "h", Key: "+3", At: now.Add(-48 * time.Hour)},
+			delivery.HandledID{ID: "n", Key: "+4", At: now.Add(-time.Hour)},
+			delivery.HandledID{ID: "n", Key: "+4", At: now.Add(-2 * time.Hour)})
+		if n != 1 {
+			t.Errorf("RecordHandled = %d, want 1: only n is new, once", n)
+		}
+		if m, _ := Peek(t, in, "+1"); m.ID != "a1" {
+			t.Fatalf("head of +1 = %q after RecordHandled of its messages, want a1 still waiting", m.ID)
+		}
+		if got := Keys(t, in); !slices.Equal(got, []string{"+1"}) {
+			t.Errorf("Keys = %q, want [+1]", got)
+		}
+		hs := HandledIDs(t, in)
+		if len(hs) != 2 || hs["h"].At.Before(before.Add(-clockSlack)) || !near(hs["n"].At, now.Add(-time.Hour)) {
+			t.Errorf("HandledIDs = %v; want h at its Done and n an hour ago, and neither message waiting", hs)
+		}
+		Done(t, in, "+1", "a1")
+		if m, _ := Peek(t, in, "+1"); m.ID != "a2" {
+			t.Errorf("head of +1 after Done(a1) = %q, want a2", m.ID)
+		}
+	}},
+	{"RecordHandled skips an id handled HandledFor ago or earlier, and takes a time after now as now", func(t *testing.T, in delivery.Inbox) {
+		now := time.Now()
+		n := RecordHandled(t, in,
+			delivery.HandledID{ID: "old", Key: "+1", At: now.Add(-delivery.HandledFor - time.Minute)},
+			delivery.HandledID{ID: "later", Key: "+1", At: now.Add(time.Hour)})
+		if n != 1 {
+			t.Errorf("RecordHandled = %d, want 1", n)
+		}
+		if hs := HandledIDs(t, in); len(hs) != 1 || hs["later"].At.After(time.Now().Add(clockSlack)) {
+			t.Errorf("HandledIDs = %v, want only later, handled no later than now", hs)
+		}
+		Push(t, in, Msg("+1", "old"))
+	}},
+	{"an id without a sender (from mombot v0.1.0) is recorded, listed without one, and a duplicate", func(t *testing.T, in delivery.Inbox) {
+		at := time.Now().Add(-time.Hour)
+		if n := RecordHandled(t, in, delivery.HandledID{ID: "z", At: at}); n != 1 {
+			t.Errorf("RecordHandled = %d, want 1", n)
+		}
+		if !Dup(t, in, Msg("+1", "z")) {
+			t.Error("Push of z: kept, want a duplicate")
+		}
+		if h := HandledIDs(t, in)["z"]; h.ID != "z" || h.Key != "" || !near(h.At, at) {
+			t.Errorf("HandledIDs has z as %+v, want no sender and an hour ago", h)
+		}
+	}},
+	{"Move carries the ids handled with their senders, from the Inbox and to it", func(t *testing.T, in delivery.Inbox) {
+		Done(t, in, "+1", "h1")
+		other := &delivery.Volatile{}
+		if moved, handled, err := delivery.Move(context.Background(), in, other, &delivery.Local{}); err != nil || moved != 0 || handled != 1 {
+			t.Fatalf("Move from the Inbox = %d, %d, %v; want 1 id handled", moved, handled, err)
+		}
+		if _, handled := Erase(t, other, "+1"); handled != 1 {
+			t.Errorf("Erase(+1) in the target removed %d ids, want h1", handled)
+		}
+		Done(t, other, "+2", "h2")
+		Push(t, other, Msg("+2", "w"))
+		if moved, handled, err := delivery.Move(context.Background(), other, in, &delivery.Local{}); err != nil || moved != 1 || handled != 1 {
+			t.Fatalf("Move to the Inbox = %d, %d, %v; want w moved and h2 recorded (w, handled in the source, waits in the Inbox)", moved, handled, err)
+		}
+		if !Dup(t, in, Msg("+2", "h2")) {
+			t.Error("Push of h2 to the Inbox after Move: kept, want a duplicate")
+		}
+		if m, _ := Peek(t, in, "+2"); m.ID != "w" {
+			t.Errorf("head of +2 = %q, want w waiting", m.ID)
 		}
 	}},
 	{"concurrent pushes keep each key's order", func(t *testing.T, in delivery.Inbox) {
@@ -402,4 +515,42 @@ func Keys(t *testing.T, in delivery.Inbox) []string {
 	}
 	slices.Sort(k)
 	return k
+}
+
+// clockSlack is how far apart the test's clock and the Inbox's (Redis's,
+// the database's) may be, and how much a File's seconds lose.
+const clockSlack = 2 * time.Second
+
+// near reports whether a and b are within clockSlack.
+func near(a, b time.Time) bool {
+	d := a.Sub(b)
+	return d > -clockSlack && d < clockSlack
+}
+
+// HandledIDs returns the ids handled by id, failing the test on an error
+// or an id listed twice.
+func HandledIDs(t *testing.T, in delivery.Inbox) map[string]delivery.HandledID {
+	t.Helper()
+	hs, err := in.HandledIDs(context.Background())
+	if err != nil {
+		t.Fatalf("HandledIDs: %v", err)
+	}
+	out := map[string]delivery.HandledID{}
+	for _, h := range hs {
+		if _, ok := out[h.ID]; ok {
+			t.Errorf("HandledIDs lists %s twice", h.ID)
+		}
+		out[h.ID] = h
+	}
+	return out
+}
+
+// RecordHandled calls RecordHandled, failing the test on an error.
+func RecordHandled(t *testing.T, in delivery.Inbox, hs ...delivery.HandledID) int {
+	t.Helper()
+	n, err := in.RecordHandled(context.Background(), hs...)
+	if err != nil {
+		t.Fatalf("RecordHandled: %v", err)
+	}
+	return n
 }

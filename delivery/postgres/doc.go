@@ -18,7 +18,9 @@
 // the message unless its id is there, waiting or handled. Done turns the
 // head of the sender's queue into a handled row (its body dropped) in one
 // transaction, so a message is waiting or handled, never both and never
-// neither; Sending sets the head's sending in one statement. Pushes of
+// neither; Sending sets the head's sending in one statement, and
+// RecordHandled inserts the handled rows of ids not there, with the times
+// given, in one. Pushes of
 // one sender take a transaction-scoped advisory lock on the sender, so
 // that their seq numbers commit in order and a queue never gains a
 // message ahead of the head a holder is answering. Handled rows

@@ -38,7 +38,7 @@ type Inbox struct {
 	pool *pgxpool.Pool
 	t    tables
 
-	push, peek, sending, head, done, record, keys, erase, sweep string
+	push, peek, sending, head, done, record, keys, erase, sweep, handled, recordAt string
 
 	mu    sync.Mutex
 	swept time.Time // the last clean-up of handled rows, by this Inbox
@@ -71,6 +71,11 @@ func NewInbox(ctx context.Context, pool *pgxpool.Pool, opts *InboxOptions) (*Inb
 	q.keys = `SELECT DISTINCT sender FROM ` + inbox + ` WHERE handled_at IS NULL`
 	q.erase = `DELETE FROM ` + inbox + ` WHERE sender = $1 RETURNING handled_at IS NULL`
 	q.sweep = `DELETE FROM ` + inbox + ` WHERE handled_at < now() - make_interval(secs => $1)`
+	q.handled = `SELECT id, sender, handled_at FROM ` + inbox + ` WHERE handled_at > now() - make_interval(secs => $1)`
+	q.recordAt = `INSERT INTO ` + inbox + ` (id, sender, handled_at)
+		SELECT h.id, h.sender, least(h.at, now()) FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS h(id, sender, at)
+		WHERE h.at > now() - make_interval(secs => $4)
+		ON CONFLICT (id) DO NOTHING`
 	return q, nil
 }
 
@@ -212,4 +217,44 @@ func (q *Inbox) Erase(ctx context.Context, key string) (queued, handled int, err
 		}
 	}
 	return queued, handled, nil
+}
+
+// HandledIDs implements [delivery.Inbox]: the handled rows younger than
+// delivery.HandledFor by the database's clock.
+func (q *Inbox) HandledIDs(ctx context.Context) ([]delivery.HandledID, error) {
+	rows, err := q.pool.Query(ctx, q.handled, delivery.HandledFor.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("postgres: inbox handled ids: %w", err)
+	}
+	hs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (delivery.HandledID, error) {
+		var h delivery.HandledID
+		err := row.Scan(&h.ID, &h.Key, &h.At)
+		h.At = h.At.UTC()
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("postgres: inbox handled ids: %w", err)
+	}
+	return hs, nil
+}
+
+// RecordHandled implements [delivery.Inbox]: one statement inserts a
+// handled row for each id younger than delivery.HandledFor, by the
+// database's clock, unless its id is there (waiting or handled), as Push
+// does.
+func (q *Inbox) RecordHandled(ctx context.Context, hs ...delivery.HandledID) (int, error) {
+	if len(hs) == 0 {
+		return 0, nil
+	}
+	ids, senders, ats := make([]string, 0, len(hs)), make([]string, 0, len(hs)), make([]time.Time, 0, len(hs))
+	for _, h := range hs {
+		if h.ID != "" {
+			ids, senders, ats = append(ids, h.ID), append(senders, h.Key), append(ats, h.At)
+		}
+	}
+	tag, err := q.pool.Exec(ctx, q.recordAt, ids, senders, ats, delivery.HandledFor.Seconds())
+	if err != nil {
+		return 0, fmt.Errorf("postgres: inbox record handled: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
 }

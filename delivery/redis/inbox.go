@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,8 +66,11 @@ type InboxOptions struct {
 // marked handled, never both and never neither. Peek reads the head and
 // the sending key in one transaction (MULTI), and reports the head marked
 // if the key holds its id: a mark left by a head removed otherwise (an
-// expired queue, Erase) marks no other message. Erase is one script too.
-// Keys uses SCAN, never KEYS.
+// expired queue, Erase) marks no other message. Erase is one script too,
+// and so is RecordHandled, which sets an id's handled mark, for what is
+// left of delivery.HandledFor since the time given, and adds it to its
+// sender's set, unless the id has either mark. Keys and HandledIDs use
+// SCAN, never KEYS.
 type Inbox struct {
 	rdb    *goredis.Client
 	prefix string
@@ -317,4 +321,135 @@ func (q *Inbox) Erase(ctx context.Context, key string) (queued, handled int, err
 		return 0, 0, fmt.Errorf("redis: inbox erase: %w", err)
 	}
 	return int(n[0]), int(n[1]), nil
+}
+
+// HandledIDs implements [delivery.Inbox], with SCAN: the ids are the
+// handled marks (seen:wamid:<id>) alive; each one's sender and time come
+// from the sender's handled set, and for a mark in none (recorded before
+// the sets were kept) the time is worked out from the mark's TTL and the
+// sender is "".
+func (q *Inbox) HandledIDs(ctx context.Context) ([]delivery.HandledID, error) {
+	type rec struct {
+		key string
+		ms  int64
+	}
+	bySet := map[string]rec{}
+	setPrefix := q.prefix + "handled:"
+	iter := q.rdb.Scan(ctx, 0, redisglob.Prefix(setPrefix), 1000).Iterator()
+	for iter.Next(ctx) {
+		key := strings.TrimPrefix(iter.Val(), setPrefix)
+		zs, err := q.rdb.ZRangeWithScores(ctx, iter.Val(), 0, -1).Result()
+		if err != nil {
+			return nil, fmt.Errorf("redis: inbox handled ids: %w", err)
+		}
+		for _, z := range zs {
+			id, _ := z.Member.(string)
+			if r, ok := bySet[id]; !ok || int64(z.Score) > r.ms {
+				bySet[id] = rec{key: key, ms: int64(z.Score)}
+			}
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("redis: inbox handled ids: %w", err)
+	}
+	now, err := q.rdb.Time(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis: inbox handled ids: %w", err)
+	}
+	markPrefix := q.prefix + "seen:wamid:"
+	seen := map[string]bool{}
+	var marks []string
+	iter = q.rdb.Scan(ctx, 0, redisglob.Prefix(markPrefix), 1000).Iterator()
+	for iter.Next(ctx) {
+		// SCAN may return a key more than once.
+		if !seen[iter.Val()] {
+			seen[iter.Val()] = true
+			marks = append(marks, iter.Val())
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return nil, fmt.Errorf("redis: inbox handled ids: %w", err)
+	}
+	var out []delivery.HandledID
+	for chunk := range slices.Chunk(marks, 1000) {
+		cmds := make([]*goredis.DurationCmd, len(chunk))
+		_, err := q.rdb.Pipelined(ctx, func(p goredis.Pipeliner) error {
+			for i, k := range chunk {
+				cmds[i] = p.PTTL(ctx, k)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("redis: inbox handled ids: %w", err)
+		}
+		for i, k := range chunk {
+			ttl := cmds[i].Val()
+			if ttl <= 0 {
+				continue // expired since the scan, or kept for ever by another hand
+			}
+			id := strings.TrimPrefix(k, markPrefix)
+			h := delivery.HandledID{ID: id, At: now.Add(ttl - delivery.HandledFor).Truncate(time.Millisecond).UTC()}
+			if r, ok := bySet[id]; ok {
+				h.Key, h.At = r.key, time.UnixMilli(r.ms).UTC()
+			}
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// recordScript records ARGV[3i-1] as handled at ARGV[3i] (ms, by Redis's
+// clock; a time after now counts as now) for delivery.HandledFor (ARGV[1]
+// ms) from then, unless that time is past or it has a handled mark
+// KEYS[3i-2] or a waiting mark KEYS[3i-1]: it sets the handled mark, and
+// if ARGV[3i+1] is "1" adds the id to its sender's handled set KEYS[3i],
+// keeping the set as long as its longest-lived id. It returns how many ids
+// it recorded.
+var recordScript = goredis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local life = tonumber(ARGV[1])
+local n = 0
+for i = 1, #KEYS / 3 do
+	local seen, wait, set = KEYS[3*i-2], KEYS[3*i-1], KEYS[3*i]
+	local id, at, keyed = ARGV[3*i-1], math.min(tonumber(ARGV[3*i]), now), ARGV[3*i+1]
+	local ttl = at + life - now
+	if ttl > 0 and redis.call('EXISTS', seen) == 0 and redis.call('EXISTS', wait) == 0 then
+		redis.call('SET', seen, '1', 'PX', ttl)
+		if keyed == '1' then
+			redis.call('ZADD', set, at, id)
+			if redis.call('PTTL', set) < ttl then
+				redis.call('PEXPIRE', set, ttl)
+			end
+		end
+		n = n + 1
+	end
+end
+return n
+`)
+
+// RecordHandled implements [delivery.Inbox]: one script.
+func (q *Inbox) RecordHandled(ctx context.Context, hs ...delivery.HandledID) (int, error) {
+	if len(hs) == 0 {
+		return 0, nil
+	}
+	keys := make([]string, 0, 3*len(hs))
+	args := make([]any, 0, 1+3*len(hs))
+	args = append(args, delivery.HandledFor.Milliseconds())
+	for _, h := range hs {
+		if h.ID == "" {
+			continue
+		}
+		keyed := "0"
+		if h.Key != "" {
+			keyed = "1"
+		}
+		keys = append(keys, q.seenKey(h.ID), q.waitKey(h.ID), q.handledKey(h.Key))
+		args = append(args, h.ID, h.At.UnixMilli(), keyed)
+	}
+	n, err := recordScript.Run(ctx, q.rdb, keys, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("redis: inbox record handled: %w", err)
+	}
+	return n, nil
 }
