@@ -197,22 +197,31 @@ func (q *Inbox) Peek(ctx context.Context, key string) (delivery.Message, bool, e
 // sendingScript sets KEYS[2] to ARGV[1] for ARGV[2] ms if the id of the
 // head of the list KEYS[1] (its "id", or for an item mombot cannot read,
 // the item itself after ARGV[3]) is ARGV[1].
-var sendingScript = goredis.NewScript(`
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head then
-	return 0
-end
-local ok, m = pcall(cjson.decode, head)
-local id
-if ok and type(m) == 'table' then
-	id = m.id
-end
-if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
+var sendingScript = goredis.NewScript(headIsLua + `
+if headIs(KEYS[1], ARGV[1], ARGV[3]) then
 	redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 	return 1
 end
 return 0
 `)
+
+// headIsLua defines, for the scripts that act on the head of a queue, the
+// Lua function headIs(queue, id, prefix): whether the head of the list
+// queue has the id id, its "id" or, for an item mombot cannot read, the
+// item itself after prefix (unreadablePrefix, as Peek names it).
+const headIsLua = `
+local function headIs(queue, id, prefix)
+	local head = redis.call('LINDEX', queue, 0)
+	if not head then
+		return false
+	end
+	local ok, m = pcall(cjson.decode, head)
+	if ok and type(m) == 'table' and m.id == id then
+		return true
+	end
+	return prefix .. head == id
+end
+`
 
 // Sending implements [delivery.Inbox]: one script.
 func (q *Inbox) Sending(ctx context.Context, key, id string) error {
@@ -232,18 +241,10 @@ const unreadablePrefix = "\x00unreadable:"
 // sets KEYS[2] for ARGV[2] ms, deletes KEYS[3], and adds ARGV[1] to the
 // sorted set KEYS[4] scored by Redis's clock, dropping the ids older than
 // ARGV[2] ms from it and keeping it ARGV[2] ms.
-var doneScript = goredis.NewScript(`
-local head = redis.call('LINDEX', KEYS[1], 0)
-if head then
-	local ok, m = pcall(cjson.decode, head)
-	local id
-	if ok and type(m) == 'table' then
-		id = m.id
-	end
-	if id == ARGV[1] or ARGV[3] .. head == ARGV[1] then
-		redis.call('LPOP', KEYS[1])
-		redis.call('DEL', KEYS[5])
-	end
+var doneScript = goredis.NewScript(headIsLua + `
+if headIs(KEYS[1], ARGV[1], ARGV[3]) then
+	redis.call('LPOP', KEYS[1])
+	redis.call('DEL', KEYS[5])
 end
 if string.sub(ARGV[1], 1, #ARGV[3]) ~= ARGV[3] then
 	redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
