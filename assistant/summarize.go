@@ -161,7 +161,7 @@ func (s *Summarizer) Summarize(ctx context.Context, in conversation.SummaryInput
 		r.Usage.Calls = 1
 		out.Usage = r.Usage.ledgerEntry()
 		out.Usage.Messages = 0 // no message of the person's
-		out.Usage.Summarizer = out.Usage.Tokens()
+		out.Usage.Summarizer = out.Usage.Tokens
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {

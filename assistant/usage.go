@@ -15,15 +15,14 @@ func (u Usage) ledgerEntry() conversation.Usage {
 	if rest := u.CacheCreationInputTokens - w5 - w1h; rest > 0 {
 		w5 += rest
 	}
-	return conversation.Usage{
-		Messages:           1,
+	return conversation.Usage{Messages: 1, Tokens: conversation.Tokens{
 		Calls:              int64(u.Calls),
 		InputTokens:        u.InputTokens,
 		CacheWrite5mTokens: w5,
 		CacheWrite1hTokens: w1h,
 		CacheReadTokens:    u.CacheReadInputTokens,
 		OutputTokens:       u.OutputTokens,
-	}
+	}}
 }
 
 // recordUsage adds the message's usage to the ledger, whatever became of

@@ -123,10 +123,10 @@ func TestUsageRecorded(t *testing.T) {
 		var sum conversation.Usage
 		for _, r := range rs {
 			u := r.Usage
-			sum = sum.Add(conversation.Usage{
-				Messages: 1, Calls: int64(u.Calls), InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheCreation.Ephemeral5mInputTokens,
+			sum = sum.Add(conversation.Usage{Messages: 1, Tokens: conversation.Tokens{
+				Calls: int64(u.Calls), InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheCreation.Ephemeral5mInputTokens,
 				CacheWrite1hTokens: u.CacheCreation.Ephemeral1hInputTokens, CacheReadTokens: u.CacheReadInputTokens, OutputTokens: u.OutputTokens,
-			})
+			}})
 		}
 		return sum
 	}
@@ -257,7 +257,7 @@ func TestUsageSplitFromTheAPI(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("ledger = %+v, %v", got, err)
 	}
-	if u := got[0].Usage; u != (conversation.Usage{Messages: 1, Calls: 1, InputTokens: 12, CacheWrite5mTokens: 300, CacheWrite1hTokens: 1200, CacheReadTokens: 800, OutputTokens: 7}) {
+	if u := got[0].Usage; u != (conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 12, CacheWrite5mTokens: 300, CacheWrite1hTokens: 1200, CacheReadTokens: 800, OutputTokens: 7}}) {
 		t.Errorf("ledger entry %+v", u)
 	}
 }

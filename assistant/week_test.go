@@ -300,8 +300,8 @@ func runWeek(t testing.TB, with bool) weekResult {
 		if r.Usage == nil {
 			t.Fatalf("request %d failed: %s", i, r.Rejection)
 		}
-		u := conversation.Usage{Calls: 1, InputTokens: int64(r.Usage.InputTokens), CacheWrite5mTokens: int64(r.Usage.CacheCreation.Ephemeral5mInputTokens),
-			CacheWrite1hTokens: int64(r.Usage.CacheCreation.Ephemeral1hInputTokens), CacheReadTokens: int64(r.Usage.CacheReadInputTokens), OutputTokens: int64(r.Usage.OutputTokens)}
+		u := conversation.Usage{Tokens: conversation.Tokens{Calls: 1, InputTokens: int64(r.Usage.InputTokens), CacheWrite5mTokens: int64(r.Usage.CacheCreation.Ephemeral5mInputTokens),
+			CacheWrite1hTokens: int64(r.Usage.CacheCreation.Ephemeral1hInputTokens), CacheReadTokens: int64(r.Usage.CacheReadInputTokens), OutputTokens: int64(r.Usage.OutputTokens)}}
 		res.usage = res.usage.Add(u)
 		body := string(r.Body)
 		summarizer := r.Params.Model == assistant.DefaultSummaryModel

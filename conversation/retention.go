@@ -94,9 +94,7 @@ func (m *Memory) sweepUsage(ctx context.Context, now time.Time) (int, error) {
 
 // negate returns u with every count's sign changed.
 func negate(u Usage) Usage {
-	return Usage{Messages: -u.Messages, Calls: -u.Calls, InputTokens: -u.InputTokens,
-		CacheWrite5mTokens: -u.CacheWrite5mTokens, CacheWrite1hTokens: -u.CacheWrite1hTokens,
-		CacheReadTokens: -u.CacheReadTokens, OutputTokens: -u.OutputTokens, Summarizer: Tokens{}.sub(u.Summarizer)}
+	return Usage{Messages: -u.Messages, Tokens: Tokens{}.sub(u.Tokens), Summarizer: Tokens{}.sub(u.Summarizer)}
 }
 
 // addAnonymous adds u to the [Anonymous] usage of day.

@@ -59,7 +59,7 @@ func newRetentionEnv(t *testing.T, keep time.Duration) *retentionEnv {
 
 func (e *retentionEnv) add(phone string, at time.Time, msgs int64) {
 	e.t.Helper()
-	if err := e.mem.AddUsage(context.Background(), phone, at, conversation.Usage{Messages: msgs, Calls: msgs, OutputTokens: 10 * msgs}); err != nil {
+	if err := e.mem.AddUsage(context.Background(), phone, at, conversation.Usage{Messages: msgs, Tokens: conversation.Tokens{Calls: msgs, OutputTokens: 10 * msgs}}); err != nil {
 		e.t.Fatalf("AddUsage: %v", err)
 	}
 }

@@ -18,12 +18,23 @@ var ErrInvalidUsage = errors.New("invalid usage")
 
 // Usage is what a person's messages cost on one day: how many messages were
 // answered, how many Messages API calls they took, and the tokens those
-// calls were billed for, by kind. Input, cache writes and cache reads are
-// disjoint: together they are the prompt.
+// calls were billed for, by kind.
 type Usage struct {
 	// Messages is the number of messages handled that made at least one
 	// API call.
 	Messages int64 `json:"messages,omitempty"`
+	// Tokens are the calls and tokens of every model, the main one's and
+	// the summarizer's; stored as members of the usage itself.
+	Tokens
+	// Summarizer is the part of Tokens that the running summaries' model
+	// took (memory.summary_model): it bills at its own rates.
+	Summarizer Tokens `json:"summarizer,omitzero"`
+}
+
+// Tokens are API calls and the tokens they were billed for, by kind.
+// Input, cache writes and cache reads are disjoint: together they are the
+// prompt.
+type Tokens struct {
 	// Calls is the number of API calls that returned a message.
 	Calls int64 `json:"calls,omitempty"`
 	// InputTokens is the prompt tokens neither written to nor read from
@@ -37,32 +48,11 @@ type Usage struct {
 	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
 	// OutputTokens is the tokens the model wrote.
 	OutputTokens int64 `json:"output_tokens,omitempty"`
-	// Summarizer is the part of the calls and tokens above that the
-	// running summaries' model took (memory.summary_model): it bills at
-	// its own rates.
-	Summarizer Tokens `json:"summarizer,omitzero"`
-}
-
-// Tokens are the calls and tokens of one model's part of a [Usage], by
-// kind, as Usage counts them.
-type Tokens struct {
-	Calls              int64 `json:"calls,omitempty"`
-	InputTokens        int64 `json:"input_tokens,omitempty"`
-	CacheWrite5mTokens int64 `json:"cache_write_5m_tokens,omitempty"`
-	CacheWrite1hTokens int64 `json:"cache_write_1h_tokens,omitempty"`
-	CacheReadTokens    int64 `json:"cache_read_tokens,omitempty"`
-	OutputTokens       int64 `json:"output_tokens,omitempty"`
-}
-
-// Tokens returns u's calls and tokens, every model's.
-func (u Usage) Tokens() Tokens {
-	return Tokens{Calls: u.Calls, InputTokens: u.InputTokens, CacheWrite5mTokens: u.CacheWrite5mTokens,
-		CacheWrite1hTokens: u.CacheWrite1hTokens, CacheReadTokens: u.CacheReadTokens, OutputTokens: u.OutputTokens}
 }
 
 // Main returns u's calls and tokens of the main model: all but the
 // summarizer's.
-func (u Usage) Main() Tokens { return u.Tokens().sub(u.Summarizer) }
+func (u Usage) Main() Tokens { return u.Tokens.sub(u.Summarizer) }
 
 func (t Tokens) add(o Tokens) Tokens {
 	return Tokens{
@@ -80,18 +70,9 @@ func (t Tokens) sub(o Tokens) Tokens {
 		CacheWrite1hTokens: -o.CacheWrite1hTokens, CacheReadTokens: -o.CacheReadTokens, OutputTokens: -o.OutputTokens})
 }
 
-// Add returns the sum of u and o, field by field.
+// Add returns the sum of u and o, count by count.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{
-		Messages:           u.Messages + o.Messages,
-		Calls:              u.Calls + o.Calls,
-		InputTokens:        u.InputTokens + o.InputTokens,
-		CacheWrite5mTokens: u.CacheWrite5mTokens + o.CacheWrite5mTokens,
-		CacheWrite1hTokens: u.CacheWrite1hTokens + o.CacheWrite1hTokens,
-		CacheReadTokens:    u.CacheReadTokens + o.CacheReadTokens,
-		OutputTokens:       u.OutputTokens + o.OutputTokens,
-		Summarizer:         u.Summarizer.add(o.Summarizer),
-	}
+	return Usage{Messages: u.Messages + o.Messages, Tokens: u.Tokens.add(o.Tokens), Summarizer: u.Summarizer.add(o.Summarizer)}
 }
 
 // IsZero reports whether every count of u is zero.
@@ -99,8 +80,8 @@ func (u Usage) IsZero() bool { return u == Usage{} }
 
 // PromptTokens is every token of the prompts: input, cache writes and
 // cache reads.
-func (u Usage) PromptTokens() int64 {
-	return u.InputTokens + u.CacheWrite5mTokens + u.CacheWrite1hTokens + u.CacheReadTokens
+func (t Tokens) PromptTokens() int64 {
+	return t.InputTokens + t.CacheWrite5mTokens + t.CacheWrite1hTokens + t.CacheReadTokens
 }
 
 // Check returns an error wrapping [ErrInvalidUsage] if a count of u is

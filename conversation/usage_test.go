@@ -38,8 +38,8 @@ func TestUsageDay(t *testing.T) {
 }
 
 func TestUsageArithmeticAndChecks(t *testing.T) {
-	a := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 3, CacheWrite5mTokens: 4, CacheWrite1hTokens: 5, CacheReadTokens: 6, OutputTokens: 7}
-	if got := a.Add(a); got != (conversation.Usage{Messages: 2, Calls: 4, InputTokens: 6, CacheWrite5mTokens: 8, CacheWrite1hTokens: 10, CacheReadTokens: 12, OutputTokens: 14}) {
+	a := conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 3, CacheWrite5mTokens: 4, CacheWrite1hTokens: 5, CacheReadTokens: 6, OutputTokens: 7}}
+	if got := a.Add(a); got != (conversation.Usage{Messages: 2, Tokens: conversation.Tokens{Calls: 4, InputTokens: 6, CacheWrite5mTokens: 8, CacheWrite1hTokens: 10, CacheReadTokens: 12, OutputTokens: 14}}) {
 		t.Errorf("Add = %+v", got)
 	}
 	if got := a.PromptTokens(); got != 3+4+5+6 {
@@ -57,7 +57,7 @@ func TestUsageArithmeticAndChecks(t *testing.T) {
 		{"+14155551234", a, false, nil},
 		{"+14155551234", conversation.Usage{}, true, nil},
 		{conversation.SystemSender, a, true, nil},
-		{"+14155551234", conversation.Usage{OutputTokens: -1}, false, conversation.ErrInvalidUsage},
+		{"+14155551234", conversation.Usage{Tokens: conversation.Tokens{OutputTokens: -1}}, false, conversation.ErrInvalidUsage},
 		{"", a, false, conversation.ErrInvalidPhone},
 	} {
 		skip, err := conversation.CheckAddUsage(tt.phone, tt.u)
@@ -75,8 +75,8 @@ func ExampleMemory_AddUsage() {
 	ledger := mem
 
 	at := time.Date(2026, 2, 24, 18, 30, 0, 0, time.UTC)
-	ledger.AddUsage(ctx, "+14155551234", at, conversation.Usage{Messages: 1, Calls: 2, InputTokens: 40, CacheWrite5mTokens: 900, CacheReadTokens: 2000, OutputTokens: 150})
-	ledger.AddUsage(ctx, "+14155551234", at.Add(time.Hour), conversation.Usage{Messages: 1, Calls: 1, InputTokens: 30, CacheReadTokens: 2900, OutputTokens: 80})
+	ledger.AddUsage(ctx, "+14155551234", at, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 40, CacheWrite5mTokens: 900, CacheReadTokens: 2000, OutputTokens: 150}})
+	ledger.AddUsage(ctx, "+14155551234", at.Add(time.Hour), conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 30, CacheReadTokens: 2900, OutputTokens: 80}})
 	mem.Clear(ctx, "+14155551234") // the conversation goes, the usage stays
 
 	days, _ := ledger.UsageSince(ctx, time.Time{})
@@ -93,13 +93,13 @@ func ExampleMemory_AddUsage() {
 // whole.
 func TestUsageSummarizerPart(t *testing.T) {
 	s := conversation.Tokens{Calls: 1, InputTokens: 10, OutputTokens: 5}
-	a := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 100, OutputTokens: 50}
-	b := conversation.Usage{Calls: 1, InputTokens: 10, OutputTokens: 5, Summarizer: s}
+	a := conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 100, OutputTokens: 50}}
+	b := conversation.Usage{Tokens: conversation.Tokens{Calls: 1, InputTokens: 10, OutputTokens: 5}, Summarizer: s}
 	sum := a.Add(b)
-	if sum.Summarizer != s || sum.Main() != a.Tokens() || sum.Check() != nil {
+	if sum.Summarizer != s || sum.Main() != a.Tokens || sum.Check() != nil {
 		t.Errorf("sum %+v: main %+v, check %v; want the summarizer's %+v apart", sum, sum.Main(), sum.Check(), s)
 	}
-	if err := (conversation.Usage{Calls: 1, Summarizer: conversation.Tokens{Calls: 2}}).Check(); !errors.Is(err, conversation.ErrInvalidUsage) {
+	if err := (conversation.Usage{Tokens: conversation.Tokens{Calls: 1}, Summarizer: conversation.Tokens{Calls: 2}}).Check(); !errors.Is(err, conversation.ErrInvalidUsage) {
 		t.Errorf("a summarizer's part over the whole: %v, want ErrInvalidUsage", err)
 	}
 	if err := (conversation.Usage{Summarizer: conversation.Tokens{OutputTokens: -1}}).Check(); !errors.Is(err, conversation.ErrInvalidUsage) {
@@ -127,7 +127,7 @@ func TestAddUsageDamagedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = mem.AddUsage(ctx, number, at, conversation.Usage{Messages: 1, Calls: 1})
+	err = mem.AddUsage(ctx, number, at, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1}})
 	if err == nil || strings.Contains(err.Error(), number) || !strings.Contains(err.Error(), phone.Mask(number)) {
 		t.Errorf("AddUsage on a damaged day = %v; want an error naming %s masked", err, number)
 	}

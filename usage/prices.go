@@ -129,7 +129,7 @@ func ListPrices(model string) (Prices, bool) {
 
 // Cost returns the estimated cost of u at p, in US dollars: every call's
 // tokens, the summarizer's included.
-func (p Prices) Cost(u conversation.Usage) float64 { return p.TokensCost(u.Tokens()) }
+func (p Prices) Cost(u conversation.Usage) float64 { return p.TokensCost(u.Tokens) }
 
 // TokensCost returns the estimated cost of t at p, in US dollars.
 func (p Prices) TokensCost(t conversation.Tokens) float64 {

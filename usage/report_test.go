@@ -17,16 +17,16 @@ func TestReport(t *testing.T) {
 	day1 := time.Date(2026, 2, 23, 0, 0, 0, 0, time.UTC)
 	day2 := day1.AddDate(0, 0, 1)
 	days := []conversation.DailyUsage{
-		{Phone: "+14155555678", Day: day1, Usage: conversation.Usage{Messages: 1, Calls: 1, InputTokens: 10, OutputTokens: 20}},
-		{Phone: "+14155551234", Day: day1, Usage: conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 500}},
-		{Phone: "+14155551234", Day: day2, Usage: conversation.Usage{Messages: 2, Calls: 2, CacheWrite5mTokens: 2000}},
+		{Phone: "+14155555678", Day: day1, Usage: conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 10, OutputTokens: 20}}},
+		{Phone: "+14155551234", Day: day1, Usage: conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 1000, CacheReadTokens: 1000, OutputTokens: 500}}},
+		{Phone: "+14155551234", Day: day2, Usage: conversation.Usage{Messages: 2, Tokens: conversation.Tokens{Calls: 2, CacheWrite5mTokens: 2000}}},
 	}
 	r := Report{Since: day1, Prices: DefaultPrices, PricesFrom: "the defaults"}
 	r.Add(days, map[string]string{"+14155551234": "Erin"})
 	if len(r.People) != 2 || r.People[0].Phone != "+14155551234" || r.People[0].Name != "Erin" || r.People[1].Name != "" {
 		t.Fatalf("people %+v", r.People)
 	}
-	if got, want := r.People[0].Usage, (conversation.Usage{Messages: 3, Calls: 4, InputTokens: 1000, CacheWrite5mTokens: 2000, CacheReadTokens: 1000, OutputTokens: 500}); got != want {
+	if got, want := r.People[0].Usage, (conversation.Usage{Messages: 3, Tokens: conversation.Tokens{Calls: 4, InputTokens: 1000, CacheWrite5mTokens: 2000, CacheReadTokens: 1000, OutputTokens: 500}}); got != want {
 		t.Errorf("Erin's sum %+v, want %+v", got, want)
 	}
 	if r.Total.Messages != 4 || r.Total.OutputTokens != 520 {
@@ -86,9 +86,8 @@ func TestReport(t *testing.T) {
 func TestReportPricesEachModel(t *testing.T) {
 	day := time.Date(2026, 2, 24, 0, 0, 0, 0, time.UTC)
 	sum := conversation.Tokens{Calls: 1, InputTokens: 500, CacheWrite5mTokens: 100, OutputTokens: 100}
-	main := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1000, CacheReadTokens: 4000, OutputTokens: 200}
-	entry := main.Add(conversation.Usage{Calls: sum.Calls, InputTokens: sum.InputTokens, CacheWrite5mTokens: sum.CacheWrite5mTokens,
-		OutputTokens: sum.OutputTokens, Summarizer: sum})
+	main := conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 1000, CacheReadTokens: 4000, OutputTokens: 200}}
+	entry := main.Add(conversation.Usage{Tokens: sum, Summarizer: sum})
 	haiku, ok := ListPrices("claude-haiku-5-5")
 	if !ok || haiku != HaikuPrices {
 		t.Fatalf("ListPrices(claude-haiku-5-5) = %v, %v; want Haiku's", haiku, ok)

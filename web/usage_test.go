@@ -28,11 +28,11 @@ func TestUsage(t *testing.T) {
 	// At the default prices ($2 input, $0.20 cache read, $10 output per
 	// million): Erin $2.00 today, $1.20 two days ago; Jason $0.50 today;
 	// a stranger $0.10; and a day too old to count.
-	add(erinPhone, 0, conversation.Usage{Messages: 3, Calls: 4, InputTokens: 500_000, OutputTokens: 100_000})
-	add(erinPhone, 2, conversation.Usage{Messages: 1, Calls: 1, InputTokens: 100_000, CacheReadTokens: 3_000_000, OutputTokens: 40_000})
-	add(jasonPhone, 0, conversation.Usage{Messages: 1, Calls: 1, InputTokens: 250_000})
-	add("+447700900123", 1, conversation.Usage{Messages: 1, Calls: 1, InputTokens: 50_000})
-	add(erinPhone, 40, conversation.Usage{Messages: 9, Calls: 9, InputTokens: 9_000_000})
+	add(erinPhone, 0, conversation.Usage{Messages: 3, Tokens: conversation.Tokens{Calls: 4, InputTokens: 500_000, OutputTokens: 100_000}})
+	add(erinPhone, 2, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 100_000, CacheReadTokens: 3_000_000, OutputTokens: 40_000}})
+	add(jasonPhone, 0, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 250_000}})
+	add("+447700900123", 1, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 50_000}})
+	add(erinPhone, 40, conversation.Usage{Messages: 9, Tokens: conversation.Tokens{Calls: 9, InputTokens: 9_000_000}})
 
 	b := f.browser()
 	page := b.get("/usage").body
@@ -92,7 +92,7 @@ func TestUsageSummarizerPrices(t *testing.T) {
 	// Erin: 500,000 input tokens of the main model ($2 a million: $1)
 	// and 1,000,000 of the summarizer's ($1 a million at Haiku's prices:
 	// $1; $2 at the main model's).
-	u := conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1_500_000, Summarizer: conversation.Tokens{Calls: 1, InputTokens: 1_000_000}}
+	u := conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 1_500_000}, Summarizer: conversation.Tokens{Calls: 1, InputTokens: 1_000_000}}
 	if err := f.mem.AddUsage(t.Context(), erinPhone, now, u); err != nil {
 		t.Fatal(err)
 	}

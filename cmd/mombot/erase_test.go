@@ -55,7 +55,7 @@ func seedErase(t *testing.T, url string) {
 			t.Fatal(err)
 		}
 		for _, at := range []time.Time{now, now.Add(-48 * time.Hour), now.Add(-500 * 24 * time.Hour)} {
-			if err := mem.AddUsage(ctx, phone, at, conversation.Usage{Messages: 1, Calls: 1, OutputTokens: 7}); err != nil {
+			if err := mem.AddUsage(ctx, phone, at, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, OutputTokens: 7}}); err != nil {
 				t.Fatal(err)
 			}
 		}

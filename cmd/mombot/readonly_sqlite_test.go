@@ -39,7 +39,7 @@ func TestReadOnlyCommandsSQLite(t *testing.T) {
 	if err := mem.SaveTurn(ctx, "+14155551234", storetest.TextTurn("first question", "first answer")); err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.AddUsage(ctx, "+14155551234", time.Now(), conversation.Usage{Messages: 1, Calls: 1, InputTokens: 5, OutputTokens: 5}); err != nil {
+	if err := mem.AddUsage(ctx, "+14155551234", time.Now(), conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 5, OutputTokens: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

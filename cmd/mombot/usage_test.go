@@ -45,9 +45,9 @@ func TestUsageCommand(t *testing.T) {
 	seed(t, path, time.Now(), erinPhone, storetest.TextTurn("hi", "hello"))
 	day1 := time.Date(2026, 2, 23, 12, 0, 0, 0, time.UTC)
 	day2 := day1.Add(24 * time.Hour)
-	seedUsage(t, path, erinPhone, day1, conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1000, CacheWrite5mTokens: 2000, CacheWrite1hTokens: 3000, CacheReadTokens: 4000, OutputTokens: 500})
-	seedUsage(t, path, erinPhone, day2, conversation.Usage{Messages: 1, Calls: 1, InputTokens: 100, CacheReadTokens: 900, OutputTokens: 50})
-	seedUsage(t, path, jasonPhone, day2, conversation.Usage{Messages: 2, Calls: 2, InputTokens: 10, OutputTokens: 20})
+	seedUsage(t, path, erinPhone, day1, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 2, InputTokens: 1000, CacheWrite5mTokens: 2000, CacheWrite1hTokens: 3000, CacheReadTokens: 4000, OutputTokens: 500}})
+	seedUsage(t, path, erinPhone, day2, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 100, CacheReadTokens: 900, OutputTokens: 50}})
+	seedUsage(t, path, jasonPhone, day2, conversation.Usage{Messages: 2, Tokens: conversation.Tokens{Calls: 2, InputTokens: 10, OutputTokens: 20}})
 
 	// The ledger outlives the conversation.
 	if _, errOut, code := runCmd(t, vars, "history", "clear", erinPhone); code != 0 {
@@ -184,7 +184,7 @@ func TestUsageCommandSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem, _ := conversation.New(s, nil)
-	if err := mem.AddUsage(context.Background(), erinPhone, time.Now(), conversation.Usage{Messages: 1, Calls: 1, InputTokens: 5, OutputTokens: 5}); err != nil {
+	if err := mem.AddUsage(context.Background(), erinPhone, time.Now(), conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 5, OutputTokens: 5}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -224,8 +224,8 @@ func TestUsageCommandUnknownSummaryModel(t *testing.T) {
 	seed(t, path, time.Now(), erinPhone, storetest.TextTurn("hi", "hello"))
 	// 1,000,000 input tokens, 400,000 of them the summarizer's: $3 at
 	// the main model's $3 a million, whoever made them.
-	seedUsage(t, path, erinPhone, time.Now(), conversation.Usage{Messages: 1, Calls: 2, InputTokens: 1_000_000,
-		Summarizer: conversation.Tokens{Calls: 1, InputTokens: 400_000}})
+	seedUsage(t, path, erinPhone, time.Now(), conversation.Usage{Messages: 1,
+		Tokens: conversation.Tokens{Calls: 2, InputTokens: 1_000_000}, Summarizer: conversation.Tokens{Calls: 1, InputTokens: 400_000}})
 	out, errOut, code := runCmd(t, map[string]string{"MOMBOT_STORE": "file:" + path, "MOMBOT_CONFIG": config}, "usage", "--json")
 	if code != 0 || !strings.Contains(errOut, "the prices of memory.summary_model claude-cheap-9 are unknown") {
 		t.Fatalf("exit %d, stderr %q; want a warning that claude-cheap-9's prices are unknown", code, errOut)

@@ -53,7 +53,7 @@ func saver() int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		if err := mem.AddUsage(ctx, phone, usageDay, conversation.Usage{Messages: 1, Calls: 1, OutputTokens: 10}); err != nil {
+		if err := mem.AddUsage(ctx, phone, usageDay, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, OutputTokens: 10}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

@@ -268,7 +268,7 @@ func TestKindsInFilesOfTheirOwn(t *testing.T) {
 	if err := mem.SaveTurn(ctx, "+14155551234", storetest.TextTurn("hi", "hello")); err != nil {
 		t.Fatal(err)
 	}
-	if err := mem.AddUsage(ctx, "+14155551234", at, conversation.Usage{Messages: 1, Calls: 1, InputTokens: 10}); err != nil {
+	if err := mem.AddUsage(ctx, "+14155551234", at, conversation.Usage{Messages: 1, Tokens: conversation.Tokens{Calls: 1, InputTokens: 10}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.Remember(ctx, "+14155551234", conversation.RecentMessage{ID: "wamid.1", Role: conversation.RoleUser, Text: "hi", At: at}); err != nil {

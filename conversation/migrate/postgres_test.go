@@ -39,7 +39,7 @@ func newDeployment() *deployment {
 			d.usage = append(d.usage, conversation.DailyUsage{
 				Day:   conversation.UsageDay(now.AddDate(0, 0, day-1)),
 				Phone: p,
-				Usage: conversation.Usage{Messages: int64(i + day + 1), Calls: 2, InputTokens: int64(1000 * (i + 1))},
+				Usage: conversation.Usage{Messages: int64(i + day + 1), Tokens: conversation.Tokens{Calls: 2, InputTokens: int64(1000 * (i + 1))}},
 			})
 		}
 		d.recent = append(d.recent,

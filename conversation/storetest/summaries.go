@@ -63,7 +63,7 @@ func (s *Echo) Summarize(ctx context.Context, in conversation.SummaryInput) (con
 	err := s.Err
 	s.mu.Unlock()
 	if err != nil {
-		return conversation.SummaryOutput{Usage: conversation.Usage{Calls: 1, InputTokens: 10}}, err
+		return conversation.SummaryOutput{Usage: conversation.Usage{Tokens: conversation.Tokens{Calls: 1, InputTokens: 10}}}, err
 	}
 	lines := []string{}
 	if in.Previous != "" {
@@ -74,7 +74,7 @@ func (s *Echo) Summarize(ctx context.Context, in conversation.SummaryInput) (con
 			lines = append(lines, "- "+t.Messages[0].Text())
 		}
 	}
-	return conversation.SummaryOutput{Text: strings.Join(lines, "\n"), Family: s.Family, Usage: conversation.Usage{Calls: 1, InputTokens: 100, OutputTokens: 20}}, nil
+	return conversation.SummaryOutput{Text: strings.Join(lines, "\n"), Family: s.Family, Usage: conversation.Usage{Tokens: conversation.Tokens{Calls: 1, InputTokens: 100, OutputTokens: 20}}}, nil
 }
 
 func (e *env) summary(phone string) conversation.RunningSummary {

@@ -92,10 +92,10 @@ func fmtUsage(us []conversation.DailyUsage) string {
 // someUsage returns a usage whose counts all differ, scaled by n, so that a
 // count stored in the wrong place shows.
 func someUsage(n int64) conversation.Usage {
-	return conversation.Usage{
-		Messages: 1 * n, Calls: 2 * n, InputTokens: 300 * n, CacheWrite5mTokens: 5000 * n,
+	return conversation.Usage{Messages: 1 * n, Tokens: conversation.Tokens{
+		Calls: 2 * n, InputTokens: 300 * n, CacheWrite5mTokens: 5000 * n,
 		CacheWrite1hTokens: 70000 * n, CacheReadTokens: 900000 * n, OutputTokens: 11000000 * n,
-	}
+	}}
 }
 
 // day returns midnight UTC of the date.
@@ -116,7 +116,7 @@ func testUsageAddsUp(t *testing.T, e *env) {
 	at := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
 	e.addUsage(usagePhoneA, at, someUsage(1))
 	e.addUsage(usagePhoneA, at.Add(3*time.Hour), someUsage(2))
-	e.addUsage(usagePhoneA, at.Add(5*time.Hour), conversation.Usage{OutputTokens: 7})
+	e.addUsage(usagePhoneA, at.Add(5*time.Hour), conversation.Usage{Tokens: conversation.Tokens{OutputTokens: 7}})
 	want := someUsage(3)
 	want.OutputTokens += 7
 	assertUsage(t, e.usageSince(time.Time{}), []conversation.DailyUsage{{Phone: usagePhoneA, Day: day(2026, 2, 24), Usage: want}})

@@ -65,7 +65,7 @@ func releaseData(t *testing.T, mem *conversation.Memory) {
 		t.Fatal(err)
 	}
 	for i, p := range []string{releaseErin, releaseJason} {
-		u := conversation.Usage{Messages: int64(i + 1), Calls: 2, InputTokens: 120, CacheWrite5mTokens: 900, CacheReadTokens: 3000, OutputTokens: 250}
+		u := conversation.Usage{Messages: int64(i + 1), Tokens: conversation.Tokens{Calls: 2, InputTokens: 120, CacheWrite5mTokens: 900, CacheReadTokens: 3000, OutputTokens: 250}}
 		if err := mem.AddUsage(ctx, p, releaseAt.Add(-24*time.Hour), u); err != nil {
 			t.Fatal(err)
 		}
