@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -88,7 +89,7 @@ func BenchmarkFileDelivery(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := atomicfile.WriteFile(path, data); err != nil {
+				if err := atomicfile.Write(path, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 					b.Fatal(err)
 				}
 			}

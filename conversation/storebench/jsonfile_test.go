@@ -3,6 +3,7 @@ package storebench_test
 import (
 	"bytes"
 	"fmt"
+	"io"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
@@ -154,7 +155,7 @@ func BenchmarkJSONFile(b *testing.B) {
 					b.Fatal(err)
 				}
 			}, func() {
-				if err := atomicfile.WriteFile(d.floorW, file); err != nil {
+				if err := atomicfile.Write(d.floorW, func(w io.Writer) error { _, err := w.Write(file); return err }); err != nil {
 					b.Fatal(err)
 				}
 			})

@@ -94,14 +94,6 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	return syncDir(dir)
 }
 
-// WriteFile replaces the file at path with data, as [Write] does.
-func WriteFile(path string, data []byte) error {
-	return Write(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
 // MkdirAll creates dir and any parents it lacks, with mode perm, like
 // os.MkdirAll, and then syncs the parent of each folder it created, from the
 // top down, so that the new folders themselves survive a power loss and a

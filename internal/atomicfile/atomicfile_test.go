@@ -10,11 +10,19 @@ import (
 	"github.com/mombot/mombot/internal/atomicfile"
 )
 
-func TestWriteFile(t *testing.T) {
+// writeFile replaces the file at path with data through atomicfile.Write.
+func writeFile(path string, data []byte) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+func TestWrite(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	os.WriteFile(path, []byte("old"), 0o644)
-	if err := atomicfile.WriteFile(path, []byte("new")); err != nil {
+	if err := writeFile(path, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
@@ -41,7 +49,7 @@ func TestFailedWriteChangesNothing(t *testing.T) {
 		t.Fatalf("a failed write changed the file to %q", got)
 	}
 	assertNoTemp(t, dir)
-	if err := atomicfile.WriteFile(filepath.Join(dir, "missing", "f"), nil); err == nil {
+	if err := writeFile(filepath.Join(dir, "missing", "f"), nil); err == nil {
 		t.Fatal("a write into a missing folder succeeded")
 	}
 }
