@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/mombot/mombot/conversation"
 	"github.com/mombot/mombot/conversation/memstore"
 	"github.com/mombot/mombot/conversation/storetest"
@@ -184,10 +187,9 @@ func TestMain(m *testing.M) {
 
 func randomText() string { return strings.ToLower(rand.Text()[:12]) }
 
-// BenchmarkMemstore measures the in-memory store, against a copy of the
-// same bytes.
-func BenchmarkMemstore(b *testing.B) {
-	const people = 100
+// filledMemstore returns a memstore, and a Memory on it, that hold the
+// benchmark conversation for each of people.
+func filledMemstore(b *testing.B, people int) (*memstore.Store, *conversation.Memory) {
 	s := memstore.New()
 	mem, err := conversation.New(s, &conversation.Options{Now: clock})
 	if err != nil {
@@ -196,6 +198,14 @@ func BenchmarkMemstore(b *testing.B) {
 	for p := range people {
 		fill(b, mem, phone(p))
 	}
+	return s, mem
+}
+
+// BenchmarkMemstore measures the in-memory store, against a copy of the
+// same bytes.
+func BenchmarkMemstore(b *testing.B) {
+	const people = 100
+	_, mem := filledMemstore(b, people)
 	all, one := conversationBytes(b)
 	var sink []byte
 	b.Run(fmt.Sprintf("people=%d/op=History", people), func(b *testing.B) {
@@ -213,4 +223,40 @@ func BenchmarkMemstore(b *testing.B) {
 		}, func() { sink = slices.Clone(one) })
 	})
 	_ = sink
+}
+
+// BenchmarkColdDecode measures what a cold History adds to any store's Get:
+// a memstore History of a conversation this Memory has not read (the
+// people outnumber its read cache, and are read in turn), against the
+// least any reader of the record must do, one encoding/json/v2 Unmarshal
+// of the same stored bytes into its turns' roles and raw contents, with no
+// check of what they hold.
+func BenchmarkColdDecode(b *testing.B) {
+	const people = 3000
+	s, mem := filledMemstore(b, people)
+	rec, err := s.Get(ctx(), conversation.Conversations, phone(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := 0
+	b.Run(fmt.Sprintf("people=%d/op=History", people), func(b *testing.B) {
+		measure(b, func() {
+			next = (next + 1) % people
+			h, err := mem.History(ctx(), phone(next))
+			checkHistory(b, h, err)
+		}, func() {
+			var c struct {
+				LastActive string `json:"last_active"`
+				Turns      []struct {
+					Messages []struct {
+						Role    string         `json:"role"`
+						Content jsontext.Value `json:"content"`
+					} `json:"messages"`
+				} `json:"turns"`
+			}
+			if err := jsonv2.Unmarshal(rec.Data, &c); err != nil || len(c.Turns) != turns {
+				b.Fatalf("decoded %d turns, %v", len(c.Turns), err)
+			}
+		})
+	})
 }
