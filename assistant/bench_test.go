@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,4 +140,101 @@ func BenchmarkHandle(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHandleCold measures a whole message whose sender's conversation
+// this Memory has not read since it was last written elsewhere (a cold
+// read: every turn decoded and checked), against the same message when its
+// read cache holds the conversation. Each message is a tool round and a
+// reply, about 2.7 kB as stored; before each one the sender's 10 stored
+// turns of such messages (27 kB, storebench's conversation) are written
+// back as they were, so that every message sends and saves the same. The
+// two kinds alternate, each timed alone, and the medians are reported:
+// cold-extra-µs is what a cold read costs a message.
+func BenchmarkHandleCold(b *testing.B) {
+	a, mem := toolRoundAssistant(b)
+	ctx := context.Background()
+	stored := fillPerson(b, a, mem)
+	message := func(cached bool) time.Duration {
+		rec, err := mem.Store().Get(ctx, conversation.Conversations, erin)
+		if err == nil {
+			_, err = mem.Store().Put(ctx, conversation.Conversations, conversation.Record{Key: erin, Data: stored, Version: rec.Version}, 0)
+		}
+		if err == nil && cached {
+			_, err = mem.History(ctx, erin)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "find me a chicken dinner recipe"}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var cached, cold []time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			cached = append(cached, message(true))
+			cold = append(cold, message(false))
+		} else {
+			cold = append(cold, message(false))
+			cached = append(cached, message(true))
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	mc, mo := median(cached), median(cold)
+	b.ReportMetric(float64(mc.Microseconds())/1e3, "cached-ms")
+	b.ReportMetric(float64(mo.Microseconds())/1e3, "cold-ms")
+	b.ReportMetric(float64((mo - mc).Microseconds()), "cold-extra-µs")
+}
+
+// toolRoundAssistant returns an assistant over a memstore whose fake API
+// answers each message with one call of the search tool, its input about
+// 1.2 kB, and then a short reply.
+func toolRoundAssistant(b *testing.B) (*assistant.Assistant, *conversation.Memory) {
+	srv := anthropictest.NewServer(b)
+	query := strings.Repeat("chicken thighs lemons garlic thyme ", 26)
+	var requests atomic.Int64
+	srv.Respond(func(anthropictest.Request) anthropictest.Response {
+		r := anthropictest.Text("Here is lemon chicken: 30 minutes, and the ingredients are on the list.")
+		if requests.Add(1)%2 == 1 {
+			r = anthropictest.ToolUse("Let me look.", anthropictest.Call{Name: "search", Input: map[string]string{"query": query}})
+		}
+		r.Usage = &anthropictest.Usage{InputTokens: 1, OutputTokens: 1}
+		return r
+	})
+	mem, err := conversation.New(memstore.New(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	reg, _ := assistant.NewRegistry(echoTool("search"))
+	a, err := assistant.New(srv.Client(), mem, &assistant.Options{Tools: reg})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a, mem
+}
+
+// fillPerson handles 10 of a's messages from erin and returns the stored
+// conversation they make.
+func fillPerson(b *testing.B, a *assistant.Assistant, mem *conversation.Memory) []byte {
+	b.Helper()
+	ctx := context.Background()
+	for range 10 {
+		if _, err := a.Handle(ctx, assistant.Inbound{From: erin, Text: "find me a chicken dinner recipe"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rec, err := mem.Store().Get(ctx, conversation.Conversations, erin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if n := len(rec.Data); n < 25_000 || n > 30_000 {
+		b.Fatalf("the stored conversation is %d bytes, want about 27 kB", n)
+	}
+	return rec.Data
 }
