@@ -681,12 +681,7 @@ func (f *File) HandledIDs(ctx context.Context) ([]HandledID, error) {
 	}
 	var out []HandledID
 	err := f.locked(func() error {
-		now := f.now()
-		for id, h := range f.st.handled {
-			if now.Sub(h.at) < HandledFor {
-				out = append(out, HandledID{ID: id, Key: h.key, At: h.at})
-			}
-		}
+		out = liveHandled(f.st.handled, f.now())
 		return nil
 	})
 	if err != nil {
@@ -708,11 +703,8 @@ func (f *File) RecordHandled(ctx context.Context, hs ...HandledID) (int, error) 
 		var recs []record
 		inBatch := map[string]bool{}
 		for _, h := range hs {
-			at := h.At
-			if at.After(now) {
-				at = now
-			}
-			if h.ID == "" || now.Sub(at) >= HandledFor || f.isKnown(h.ID) || inBatch[h.ID] {
+			at, ok := h.recordAt(now)
+			if !ok || f.isKnown(h.ID) || inBatch[h.ID] {
 				continue
 			}
 			inBatch[h.ID] = true

@@ -29,6 +29,29 @@ type handled struct {
 	key string
 }
 
+// liveHandled returns the ids of hs handled less than HandledFor before
+// now, as [Inbox.HandledIDs] lists them.
+func liveHandled(hs map[string]handled, now time.Time) []HandledID {
+	var out []HandledID
+	for id, h := range hs {
+		if now.Sub(h.at) < HandledFor {
+			out = append(out, HandledID{ID: id, Key: h.key, At: h.at})
+		}
+	}
+	return out
+}
+
+// recordAt returns when [Inbox.RecordHandled] records h as handled, a
+// time after now taken as now, and whether it records it at all: h has an
+// id, handled less than HandledFor before now.
+func (h HandledID) recordAt(now time.Time) (time.Time, bool) {
+	at := h.At
+	if at.After(now) {
+		at = now
+	}
+	return at, h.ID != "" && now.Sub(at) < HandledFor
+}
+
 var _ Inbox = (*Volatile)(nil)
 
 func (q *Volatile) now() time.Time {
@@ -205,14 +228,7 @@ func (q *Volatile) HandledIDs(ctx context.Context) ([]HandledID, error) {
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	now := q.now()
-	var out []HandledID
-	for id, h := range q.handled {
-		if now.Sub(h.at) < HandledFor {
-			out = append(out, HandledID{ID: id, Key: h.key, At: h.at})
-		}
-	}
-	return out, nil
+	return liveHandled(q.handled, q.now()), nil
 }
 
 // RecordHandled implements [Inbox].
@@ -228,11 +244,8 @@ func (q *Volatile) RecordHandled(ctx context.Context, hs ...HandledID) (int, err
 	now := q.now()
 	n := 0
 	for _, h := range hs {
-		at := h.At
-		if at.After(now) {
-			at = now
-		}
-		if h.ID == "" || now.Sub(at) >= HandledFor || q.waitingOrHandled(h.ID) {
+		at, ok := h.recordAt(now)
+		if !ok || q.waitingOrHandled(h.ID) {
 			continue
 		}
 		q.handled[h.ID] = handled{at: at, key: h.Key}
